@@ -1,0 +1,17 @@
+"""The ``laser-ci`` command line. Each command lives in the module of its stage."""
+
+from __future__ import annotations
+
+import click
+
+from laser_ci import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="laser-ci")
+def main() -> None:
+    """Predict how long each GitHub Actions job will take, before it runs."""
+
+
+# --- commands: one line per command, each defined in its own module -----------------------
+# (keep this block sorted; add your command here)
