@@ -1,0 +1,391 @@
+"""Baseline predictors that run on numpy alone: global median, tabular trees, TF-IDF + linear.
+
+Every baseline predicts ln(seconds) and turns it into a :class:`~laser_ci.predict.Runtime`.
+Training (``benchmarks/baselines.py``) needs the ``train`` extra (LightGBM, scikit-learn);
+what it ships under ``model/baselines/`` is plain JSON + ``.npz`` read here with numpy:
+
+- ``median.json``: :class:`MedianPredictor`.
+- ``tabular.json`` + ``tabular.npz``: :class:`TabularPredictor`: the feature names, and the
+  LightGBM model(s) flattened to node arrays (:class:`TreeEnsemble`), evaluated in numpy.
+- ``text_linear.json`` + ``text_linear.npz``: :class:`TextLinearPredictor`: the TF-IDF
+  vocabulary, idf weights and the linear model's coefficients.
+
+Intervals: p10/p90 add log-space offsets to the median prediction (or to the predictions
+of quantile models, when shipped). The offsets are quantiles of out-of-fold residuals on the
+training repositories, so the p10-p90 band covers about 80% of unseen repositories' runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from laser_ci.predict import Runtime
+
+MAX_LOG_S = math.log(7 * 24 * 3600.0)  # a week: nothing sensible runs longer
+
+
+def _to_runtimes(mu: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Runtime]:
+    mu = np.clip(mu, 0.0, MAX_LOG_S)
+    lo = np.clip(np.minimum(lo, mu), 0.0, MAX_LOG_S)
+    hi = np.clip(np.maximum(hi, mu), 0.0, MAX_LOG_S)
+    return [
+        Runtime(p10=float(a), p50=float(b), p90=float(c))
+        for a, b, c in zip(np.exp(lo), np.exp(mu), np.exp(hi), strict=True)
+    ]
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+# --- global median ------------------------------------------------------------------------
+
+
+class MedianPredictor:
+    """The same prediction for every text: the training set's median (and p10/p90) runtime."""
+
+    name = "median"
+    FILE = "median.json"
+
+    def __init__(self, log_p50: float, log_p10: float, log_p90: float) -> None:
+        self.log_p50, self.log_p10, self.log_p90 = log_p50, log_p10, log_p90
+
+    @classmethod
+    def fit(cls, runtimes_s: Iterable[float]) -> MedianPredictor:
+        y = np.log(np.maximum(np.asarray(list(runtimes_s), dtype=np.float64), 1.0))
+        q10, q50, q90 = np.quantile(y, [0.1, 0.5, 0.9])
+        return cls(float(q50), float(q10), float(q90))
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        n = len(texts)
+        return _to_runtimes(
+            np.full(n, self.log_p50), np.full(n, self.log_p10), np.full(n, self.log_p90)
+        )
+
+    def save(self, folder: str | Path) -> None:
+        _write_json(
+            Path(folder) / self.FILE,
+            {"log_p10": self.log_p10, "log_p50": self.log_p50, "log_p90": self.log_p90},
+        )
+
+    @classmethod
+    def load(cls, folder: str | Path) -> MedianPredictor:
+        d = json.loads((Path(folder) / cls.FILE).read_text(encoding="utf-8"))
+        return cls(float(d["log_p50"]), float(d["log_p10"]), float(d["log_p90"]))
+
+
+# --- tree ensembles in numpy --------------------------------------------------------------
+
+_MISSING = {"None": 0, "Zero": 1, "NaN": 2}
+_ZERO = 1e-35  # LightGBM's kZeroThreshold
+
+
+class TreeEnsemble:
+    """A LightGBM regression model (numerical splits only) as flat node arrays.
+
+    Node ``i`` is a leaf when ``left[i] < 0``; its output is ``value[i]``. Internal nodes go
+    left when ``x[feature] <= threshold``, with LightGBM's missing-value rules. The
+    prediction is the sum of the trees' leaf values (LightGBM folds shrinkage and the
+    initial score into them).
+    """
+
+    FIELDS = ("feature", "threshold", "left", "right", "default_left", "missing", "value", "roots")
+
+    def __init__(self, **arrays: np.ndarray) -> None:
+        self.feature = np.asarray(arrays["feature"], dtype=np.int32)
+        self.threshold = np.asarray(arrays["threshold"], dtype=np.float64)
+        self.left = np.asarray(arrays["left"], dtype=np.int32)
+        self.right = np.asarray(arrays["right"], dtype=np.int32)
+        self.default_left = np.asarray(arrays["default_left"], dtype=bool)
+        self.missing = np.asarray(arrays["missing"], dtype=np.int8)
+        self.value = np.asarray(arrays["value"], dtype=np.float64)
+        self.roots = np.asarray(arrays["roots"], dtype=np.int32)
+
+    @classmethod
+    def from_lightgbm(cls, dump: dict[str, Any]) -> TreeEnsemble:
+        """From ``Booster.dump_model()`` (a dict)."""
+        cols: dict[str, list[Any]] = {f: [] for f in cls.FIELDS if f != "roots"}
+        roots: list[int] = []
+
+        def add(node: dict[str, Any]) -> int:
+            i = len(cols["feature"])
+            for f in cols:
+                cols[f].append(0)
+            if "leaf_value" in node:
+                cols["left"][i] = cols["right"][i] = -1
+                cols["value"][i] = float(node["leaf_value"])
+                return i
+            if node.get("decision_type", "<=") != "<=":
+                raise ValueError("only numerical splits are supported")
+            cols["feature"][i] = int(node["split_feature"])
+            cols["threshold"][i] = float(node["threshold"])
+            cols["default_left"][i] = bool(node.get("default_left", True))
+            cols["missing"][i] = _MISSING[str(node.get("missing_type", "None"))]
+            cols["left"][i] = add(node["left_child"])
+            cols["right"][i] = add(node["right_child"])
+            return i
+
+        for tree in dump["tree_info"]:
+            roots.append(add(tree["tree_structure"]))
+        return cls(**{k: np.asarray(v) for k, v in cols.items()}, roots=np.asarray(roots))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        if n == 0 or len(self.roots) == 0:
+            return np.zeros(n)
+        node = np.tile(self.roots, (n, 1))  # (n, n_trees)
+        rows = np.arange(n)[:, None]
+        while True:
+            internal = self.left[node] >= 0
+            if not internal.any():
+                break
+            x = X[rows, np.where(internal, self.feature[node], 0)]
+            miss = self.missing[node]
+            nan = np.isnan(x)
+            x = np.where(nan & (miss != 2), 0.0, x)
+            use_default = ((miss == 1) & (np.abs(x) <= _ZERO)) | ((miss == 2) & nan)
+            go_left = np.where(use_default, self.default_left[node], x <= self.threshold[node])
+            nxt = np.where(go_left, self.left[node], self.right[node])
+            node = np.where(internal, nxt, node)
+        return self.value[node].sum(axis=1)
+
+    def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {f"{prefix}{f}": getattr(self, f) for f in self.FIELDS}
+
+    @classmethod
+    def from_arrays(cls, arrays: Any, prefix: str) -> TreeEnsemble:
+        return cls(**{f: arrays[f"{prefix}{f}"] for f in cls.FIELDS})
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.feature)
+
+
+# --- tabular: engineered features + trees -------------------------------------------------
+
+
+class TabularPredictor:
+    """LightGBM on features engineered from the serialized text (:mod:`laser_ci.features`)."""
+
+    name = "tabular"
+    FILE = "tabular.json"
+    ARRAYS = "tabular.npz"
+
+    def __init__(
+        self,
+        feature_names: Sequence[str],
+        model: TreeEnsemble,
+        offset_lo: float,
+        offset_hi: float,
+        lo_model: TreeEnsemble | None = None,
+        hi_model: TreeEnsemble | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        self.feature_names = list(feature_names)
+        self.index = {f: i for i, f in enumerate(self.feature_names)}
+        self.model, self.lo_model, self.hi_model = model, lo_model, hi_model
+        self.offset_lo, self.offset_hi = offset_lo, offset_hi
+        self.info = dict(info or {})
+
+    def matrix(self, texts: Sequence[str]) -> np.ndarray:
+        from laser_ci.features import extract
+
+        return vectorize([extract(t) for t in texts], self.index)
+
+    def predict_log(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        X = self.matrix(texts)
+        mu = self.model.predict(X)
+        lo = (self.lo_model.predict(X) if self.lo_model else mu) + self.offset_lo
+        hi = (self.hi_model.predict(X) if self.hi_model else mu) + self.offset_hi
+        return mu, lo, hi
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        return _to_runtimes(*self.predict_log(texts))
+
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        arrays = self.model.to_arrays("p50_")
+        if self.lo_model is not None:
+            arrays.update(self.lo_model.to_arrays("p10_"))
+        if self.hi_model is not None:
+            arrays.update(self.hi_model.to_arrays("p90_"))
+        folder.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(folder / self.ARRAYS, **arrays)
+        _write_json(
+            folder / self.FILE,
+            {
+                "feature_names": self.feature_names,
+                "offset_lo": self.offset_lo,
+                "offset_hi": self.offset_hi,
+                "quantile_models": self.lo_model is not None,
+                "info": self.info,
+            },
+        )
+
+    @classmethod
+    def load(cls, folder: str | Path) -> TabularPredictor:
+        folder = Path(folder)
+        d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
+        with np.load(folder / cls.ARRAYS, allow_pickle=False) as a:
+            model = TreeEnsemble.from_arrays(a, "p50_")
+            lo = TreeEnsemble.from_arrays(a, "p10_") if "p10_roots" in a else None
+            hi = TreeEnsemble.from_arrays(a, "p90_") if "p90_roots" in a else None
+        return cls(
+            d["feature_names"], model, float(d["offset_lo"]), float(d["offset_hi"]),
+            lo, hi, d.get("info"),
+        )  # fmt: skip
+
+
+def vectorize(rows: Sequence[dict[str, float]], index: dict[str, int]) -> np.ndarray:
+    """Dense matrix of feature dicts; names not in ``index`` are dropped, absent ones are 0."""
+    X = np.zeros((len(rows), len(index)), dtype=np.float64)
+    for i, row in enumerate(rows):
+        for k, v in row.items():
+            j = index.get(k)
+            if j is not None:
+                X[i, j] = v
+    return X
+
+
+# --- text: TF-IDF + linear model ----------------------------------------------------------
+
+_TOKEN = re.compile(r"[a-z][a-z0-9_+#.-]*[a-z0-9+#]|[a-z]|[0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens (keeps ``setup-java``, ``ubuntu-latest``, ``c++``)."""
+    return _TOKEN.findall(text.lower())
+
+
+def analyze(text: str, ngram_max: int = 2) -> list[str]:
+    """Terms of a text: tokens and ``ngram_max``-grams of consecutive tokens in a line."""
+    terms: list[str] = []
+    for line in text.lower().splitlines():
+        toks = _TOKEN.findall(line)
+        terms.extend(toks)
+        for n in range(2, ngram_max + 1):
+            terms.extend(" ".join(toks[i : i + n]) for i in range(len(toks) - n + 1))
+    return terms
+
+
+def make_analyzer(ngram_max: int) -> Callable[[str], list[str]]:
+    return lambda text: analyze(text, ngram_max)
+
+
+class TextLinearPredictor:
+    """TF-IDF (sublinear tf, l2 norm) over the serialized text and a linear model on ln s."""
+
+    name = "text-linear"
+    FILE = "text_linear.json"
+    ARRAYS = "text_linear.npz"
+
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        idf: np.ndarray,
+        coef: np.ndarray,
+        intercept: float,
+        offset_lo: float,
+        offset_hi: float,
+        ngram_max: int = 2,
+        sublinear_tf: bool = True,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        self.vocab = list(vocab)
+        self.index = {t: i for i, t in enumerate(self.vocab)}
+        self.idf = np.asarray(idf, dtype=np.float64)
+        self.coef = np.asarray(coef, dtype=np.float64)
+        self.intercept = float(intercept)
+        self.offset_lo, self.offset_hi = offset_lo, offset_hi
+        self.ngram_max, self.sublinear_tf = ngram_max, sublinear_tf
+        self.info = dict(info or {})
+
+    def _score(self, text: str) -> float:
+        counts: dict[int, int] = {}
+        for term in analyze(text, self.ngram_max):
+            j = self.index.get(term)
+            if j is not None:
+                counts[j] = counts.get(j, 0) + 1
+        if not counts:
+            return self.intercept
+        idx = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        if self.sublinear_tf:
+            tf = 1.0 + np.log(tf)
+        w = tf * self.idf[idx]
+        norm = math.sqrt(float(np.dot(w, w)))
+        if norm > 0:
+            w /= norm
+        return self.intercept + float(np.dot(w, self.coef[idx]))
+
+    def predict_log(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mu = np.array([self._score(t) for t in texts], dtype=np.float64)
+        return mu, mu + self.offset_lo, mu + self.offset_hi
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        return _to_runtimes(*self.predict_log(texts))
+
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        vocab = np.frombuffer("\n".join(self.vocab).encode("utf-8"), dtype=np.uint8)
+        np.savez_compressed(
+            folder / self.ARRAYS,
+            vocab=vocab,
+            idf=self.idf.astype(np.float32),
+            coef=self.coef.astype(np.float32),
+        )
+        _write_json(
+            folder / self.FILE,
+            {
+                "intercept": self.intercept,
+                "offset_lo": self.offset_lo,
+                "offset_hi": self.offset_hi,
+                "ngram_max": self.ngram_max,
+                "sublinear_tf": self.sublinear_tf,
+                "n_terms": len(self.vocab),
+                "info": self.info,
+            },
+        )
+
+    @classmethod
+    def load(cls, folder: str | Path) -> TextLinearPredictor:
+        folder = Path(folder)
+        d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
+        with np.load(folder / cls.ARRAYS, allow_pickle=False) as a:
+            raw = a["vocab"].tobytes().decode("utf-8")
+            vocab = raw.split("\n") if raw else []
+            idf, coef = a["idf"], a["coef"]
+        return cls(
+            vocab, idf, coef, float(d["intercept"]), float(d["offset_lo"]),
+            float(d["offset_hi"]), int(d.get("ngram_max", 2)),
+            bool(d.get("sublinear_tf", True)), d.get("info"),
+        )  # fmt: skip
+
+
+# --- loading ------------------------------------------------------------------------------
+
+BASELINES: dict[str, type] = {
+    MedianPredictor.name: MedianPredictor,
+    TabularPredictor.name: TabularPredictor,
+    TextLinearPredictor.name: TextLinearPredictor,
+}
+
+
+def load_baselines(folder: str | Path) -> dict[str, Any]:
+    """Every baseline whose files are in ``folder``, by name (missing ones are skipped)."""
+    folder = Path(folder)
+    out: dict[str, Any] = {}
+    for name, cls in BASELINES.items():
+        if (folder / cls.FILE).is_file():
+            out[name] = cls.load(folder)
+    return out

@@ -1,0 +1,319 @@
+"""Training and evaluation examples from CI history in the ``gha-runs`` format.
+
+A data folder (the shared ``gha-runs`` set, or anything ``laser-ci collect`` writes) holds
+gzip-compressed (or plain) JSON Lines files:
+
+- ``runs.jsonl[.gz]``: one labeled workflow run: ``id``, ``repo``, ``workflow_path``, ``sha``,
+  ``commit_date``, ``event``, ``branch``, ``conclusion``, ``run_time_s`` (the label: summed job
+  seconds), ``files`` (``{path: blob id}`` for every workflow/action file at that commit),
+  ``repo_profile`` and optionally ``jobs`` (``[{"name", "run_time_s", "conclusion", ...}]``,
+  per-job timings written by ``collect``).
+- ``blobs.jsonl[.gz]``: ``{"id", "text"}`` file texts.
+- ``corpus.jsonl[.gz]``: ``{"repo", "path", "blob"}`` unlabeled workflow versions.
+
+:func:`load_examples` turns every run with ``run_time_s > 0`` into examples of two kinds:
+
+- ``workflow``: one per run; text = ``serialize_workflow``; label = ``run_time_s``. Runs whose
+  workflow file cannot be read (invalid YAML, ...) still give a ``workflow`` example whose
+  text is a fallback serialization of the raw file (``Example.fallback`` is True), so every
+  run is evaluated.
+- ``job``: one per run whose workflow expands to exactly one job instance (then
+  ``run_time_s`` is that job's runtime), plus, for runs with collected ``jobs``, one per
+  reader job instance whose display name equals a collected job name (label: that job's
+  ``run_time_s``; ``conclusion``: that job's conclusion when given).
+
+Splits are by repository, never by row: :func:`split_of` hashes ``owner/name`` with SHA-256
+and sends the repository to ``val`` when the first 8 hex digits, as an integer, mod 100 are
+below 20 (about 20% of repositories; on the shared set 74 of 326 labeled repos, 1,081 of
+4,227 runs). The split of a repository never changes, whatever folder it appears in.
+
+Parsing and serializing every run takes a while, so :func:`load_examples` caches its result
+under ``$LASER_CI_CACHE`` (default ``~/.cache/laser-ci``), keyed by the data files' sizes and
+mtimes and by the source of the modules that produce the text; ``cache=False`` skips it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+VAL_PERCENT = 20
+KINDS = ("job", "workflow")
+SPLITS = ("train", "val", "all")
+_CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labeled text: a serialized job or workflow and its measured runtime in seconds."""
+
+    text: str
+    runtime_s: float
+    repo: str
+    workflow_path: str
+    conclusion: str
+    kind: str  # "job" | "workflow"
+    commit_date: str
+    run_id: str
+    sha: str
+    job_name: str | None = None  # the job's display name for kind "job"
+    fallback: bool = False  # workflow could not be read: text serializes the raw file
+    event: str | None = None
+
+    @property
+    def split(self) -> str:
+        return split_of(self.repo)
+
+
+# --- splits ------------------------------------------------------------------------------
+
+
+def split_of(repo: str) -> str:
+    """``"val"`` for about 20% of repositories (by SHA-256 of ``owner/name``), else ``"train"``."""
+    h = int(hashlib.sha256(repo.encode("utf-8")).hexdigest()[:8], 16)
+    return "val" if h % 100 < VAL_PERCENT else "train"
+
+
+def in_split(repo: str, split: str) -> bool:
+    if split == "all":
+        return True
+    if split not in ("train", "val"):
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    return split_of(repo) == split
+
+
+def filter_split(examples: Iterable[Example], split: str) -> list[Example]:
+    return [e for e in examples if in_split(e.repo, split)]
+
+
+# --- raw files ---------------------------------------------------------------------------
+
+
+def _data_file(data_dir: str | os.PathLike[str], stem: str, required: bool = True) -> Path | None:
+    d = Path(data_dir)
+    for name in (f"{stem}.jsonl.gz", f"{stem}.jsonl"):
+        p = d / name
+        if p.is_file():
+            return p
+    if required:
+        raise FileNotFoundError(f"{d}: no {stem}.jsonl.gz or {stem}.jsonl")
+    return None
+
+
+def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+        for line in f:
+            line = line.strip()
+            if line:
+                yield json.loads(line)
+
+
+def load_runs(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every row of ``runs.jsonl[.gz]`` as a dict (file ``files`` map still blob ids)."""
+    return list(_iter_jsonl(_data_file(data_dir, "runs")))  # type: ignore[arg-type]
+
+
+def load_blobs(
+    data_dir: str | os.PathLike[str], ids: Iterable[str] | None = None
+) -> dict[str, str]:
+    """Blob texts by id; only ``ids`` when given (the blob file is large)."""
+    path = _data_file(data_dir, "blobs", required=False)
+    if path is None:
+        return {}
+    wanted = set(ids) if ids is not None else None
+    out: dict[str, str] = {}
+    for row in _iter_jsonl(path):
+        bid = str(row.get("id"))
+        if wanted is None or bid in wanted:
+            out[bid] = row.get("text") or ""
+    return out
+
+
+def load_corpus(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows of ``corpus.jsonl[.gz]`` (``repo``, ``path``, ``blob``); empty when absent."""
+    path = _data_file(data_dir, "corpus", required=False)
+    return list(_iter_jsonl(path)) if path else []
+
+
+def run_files(run: dict[str, Any], blobs: dict[str, str]) -> dict[str, str]:
+    """The run's ``{path: text}`` with blob ids resolved (unknown blobs are left out)."""
+    files = run.get("files") or {}
+    return {p: blobs[b] for p, b in files.items() if b in blobs}
+
+
+def _runtime(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+# --- examples ----------------------------------------------------------------------------
+
+
+def fallback_text(path: str, raw: str | None, profile: Any = None) -> str:
+    """Text for a workflow the reader could not read: the serializer's raw form if it has
+    one, else ``task: workflow`` followed by the raw file."""
+    try:
+        from laser_ci import serialize
+
+        for name in ("serialize_raw", "serialize_raw_workflow", "serialize_unparsed"):
+            fn = getattr(serialize, name, None)
+            if callable(fn):
+                return fn(path, raw or "", profile)
+    except ImportError:
+        pass
+    return f"task: workflow\npath: {path}\n{raw or ''}".rstrip() + "\n"
+
+
+def examples_from_run(
+    run: dict[str, Any], files: dict[str, str], kinds: Sequence[str] = KINDS
+) -> list[Example]:
+    """The examples one run gives (none when ``run_time_s <= 0``)."""
+    from laser_ci.parse import read_workflows
+    from laser_ci.serialize import serialize_job, serialize_workflow
+    from laser_ci.workflow import RepoProfile
+
+    runtime = _runtime(run.get("run_time_s"))
+    if runtime <= 0:
+        return []
+    path = str(run.get("workflow_path") or "")
+    base = dict(
+        repo=str(run.get("repo") or ""),
+        workflow_path=path,
+        conclusion=str(run.get("conclusion") or ""),
+        commit_date=str(run.get("commit_date") or ""),
+        run_id=str(run.get("id") or ""),
+        sha=str(run.get("sha") or ""),
+        event=run.get("event"),
+    )
+    profile = RepoProfile.from_json(run.get("repo_profile"))
+    try:
+        workflows, _errors = read_workflows(files, [path])
+    except Exception:  # a reader bug must not lose the run
+        workflows = []
+    wf = next((w for w in workflows if w.path == path), workflows[0] if workflows else None)
+    out: list[Example] = []
+    if wf is None or not wf.jobs:
+        if "workflow" in kinds:
+            text = fallback_text(path, files.get(path), profile)
+            out.append(Example(text=text, runtime_s=runtime, kind="workflow", fallback=True, **base))
+        return out
+    if "workflow" in kinds:
+        text = serialize_workflow(wf, profile)
+        out.append(Example(text=text, runtime_s=runtime, kind="workflow", **base))
+    if "job" in kinds:
+        collected = [j for j in run.get("jobs") or [] if isinstance(j, dict)]
+        if collected:
+            by_name: dict[str, list[dict[str, Any]]] = {}
+            for j in collected:
+                by_name.setdefault(str(j.get("name")), []).append(j)
+            for job in wf.jobs:
+                matches = by_name.get(job.name) or []
+                if len(matches) != 1:  # unmatched or ambiguous display name
+                    continue
+                j = matches[0]
+                t = _runtime(j.get("run_time_s"))
+                if t <= 0:
+                    continue
+                jb = dict(base, conclusion=str(j.get("conclusion") or base["conclusion"]))
+                out.append(
+                    Example(
+                        text=serialize_job(job, wf, profile),
+                        runtime_s=t,
+                        kind="job",
+                        job_name=job.name,
+                        **jb,
+                    )
+                )
+        elif len(wf.jobs) == 1:
+            job = wf.jobs[0]
+            out.append(
+                Example(
+                    text=serialize_job(job, wf, profile),
+                    runtime_s=runtime,
+                    kind="job",
+                    job_name=job.name,
+                    **base,
+                )
+            )
+    return out
+
+
+def _cache_key(data_dir: Path, kinds: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    h.update(f"v{_CACHE_VERSION}|{data_dir.resolve()}|{','.join(sorted(kinds))}".encode())
+    for stem in ("runs", "blobs"):
+        p = _data_file(data_dir, stem, required=False)
+        if p is not None:
+            st = p.stat()
+            h.update(f"|{p.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    pkg = Path(__file__).parent
+    for mod in ("data.py", "parse.py", "serialize.py", "workflow.py"):
+        p = pkg / mod
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("LASER_CI_CACHE") or Path.home() / ".cache" / "laser-ci")
+
+
+def load_examples(
+    data_dir: str | os.PathLike[str],
+    *,
+    kinds: Sequence[str] = KINDS,
+    split: str = "all",
+    cache: bool = True,
+) -> list[Example]:
+    """Every example of the folder (see the module doc), in run order, optionally one split."""
+    for k in kinds:
+        if k not in KINDS:
+            raise ValueError(f"unknown kind {k!r}; expected {KINDS}")
+    d = Path(data_dir)
+    examples: list[Example] | None = None
+    cache_path = _cache_dir() / f"examples-{_cache_key(d, kinds)}.jsonl.gz" if cache else None
+    if cache_path is not None and cache_path.is_file():
+        try:
+            examples = [Example(**row) for row in _iter_jsonl(cache_path)]
+        except (OSError, ValueError, TypeError):
+            examples = None
+    if examples is None:
+        runs = load_runs(d)
+        needed = {b for r in runs for b in (r.get("files") or {}).values()}
+        blobs = load_blobs(d, needed)
+        examples = []
+        for run in runs:
+            examples.extend(examples_from_run(run, run_files(run, blobs), kinds))
+        if cache_path is not None:
+            try:
+                cache_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache_path.with_suffix(f".tmp{os.getpid()}")
+                with gzip.open(tmp, "wt", encoding="utf-8") as f:
+                    for e in examples:
+                        f.write(json.dumps(asdict(e), ensure_ascii=False) + "\n")
+                tmp.replace(cache_path)
+            except OSError:
+                pass
+    return filter_split(examples, split)
+
+
+def summarize(examples: Sequence[Example]) -> dict[str, int]:
+    """Counts for reports: examples by kind, runs, fallbacks, success examples."""
+    return {
+        "examples": len(examples),
+        "job": sum(e.kind == "job" for e in examples),
+        "workflow": sum(e.kind == "workflow" for e in examples),
+        "runs": len({e.run_id for e in examples}),
+        "repos": len({e.repo for e in examples}),
+        "fallback": sum(e.fallback for e in examples),
+        "success": sum(e.conclusion == "success" for e in examples),
+    }

@@ -1,0 +1,100 @@
+"""The ``needs`` graph of a workflow: validation, critical path and billable total.
+
+Nodes are job ids (a job with a matrix is one node whose instances run in parallel, so
+the node lasts as long as its slowest instance). A ``needs`` on the id of a job that
+calls a reusable workflow waits for every job nested under it (ids ``caller/...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from laser_ci.workflow import JobInstance, ReadError, Workflow
+
+
+def _resolve(need: str, ids: Sequence[str]) -> list[str]:
+    prefix = need + "/"
+    return [i for i in ids if i == need or i.startswith(prefix)]
+
+
+def dependencies(jobs: Sequence[JobInstance]) -> dict[str, set[str]]:
+    """Job id -> ids it waits for (missing targets dropped)."""
+    ids = list(dict.fromkeys(j.id for j in jobs))
+    deps: dict[str, set[str]] = {i: set() for i in ids}
+    for job in jobs:
+        for need in job.needs:
+            deps[job.id].update(d for d in _resolve(need, ids) if d != job.id)
+    return deps
+
+
+def _find_cycle(deps: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    for start in deps:
+        if state.get(start):
+            continue
+        stack: list[tuple[str, list[str]]] = [(start, sorted(deps[start]))]
+        path = [start]
+        state[start] = 1
+        while stack:
+            node, todo = stack[-1]
+            if not todo:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            nxt = todo.pop()
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, sorted(deps.get(nxt, ()))))
+    return None
+
+
+def check_needs(workflow: Workflow) -> list[ReadError]:
+    """Report ``needs`` that name a missing job, and dependency cycles."""
+    errors: list[ReadError] = []
+    ids = [j.id for j in workflow.jobs]
+    seen: set[tuple[str, str]] = set()
+    for job in workflow.jobs:
+        for need in job.needs:
+            if (job.id, need) in seen:
+                continue
+            seen.add((job.id, need))
+            if not _resolve(need, ids):
+                errors.append(ReadError(workflow.path, job.line,
+                                        f"job '{job.id}' needs '{need}', which does not exist"))
+    cycle = _find_cycle(dependencies(workflow.jobs))
+    if cycle:
+        first = next((j for j in workflow.jobs if j.id == cycle[0]), None)
+        errors.append(ReadError(workflow.path, first.line if first else None,
+                                "`needs` cycle: " + " -> ".join(cycle)))
+    return errors
+
+
+def critical_path(jobs: Sequence[JobInstance], seconds: Sequence[float]) -> float:
+    """Longest chain of job durations through the ``needs`` graph (the wall-clock estimate).
+
+    ``seconds[i]`` is the duration of ``jobs[i]``. Cycles are broken (their edges ignored),
+    so this always returns a number.
+    """
+    duration: dict[str, float] = {}
+    for job, s in zip(jobs, seconds, strict=True):
+        duration[job.id] = max(duration.get(job.id, 0.0), float(s))
+    deps = dependencies(jobs)
+    finish: dict[str, float] = {}
+    visiting: set[str] = set()
+
+    def end(node: str) -> float:
+        if node in finish:
+            return finish[node]
+        if node in visiting:  # a cycle: ignore this edge
+            return 0.0
+        visiting.add(node)
+        start = max((end(d) for d in deps.get(node, ())), default=0.0)
+        visiting.discard(node)
+        finish[node] = start + duration.get(node, 0.0)
+        return finish[node]
+
+    return max((end(n) for n in duration), default=0.0)

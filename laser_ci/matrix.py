@@ -1,0 +1,311 @@
+"""Static expansion of ``jobs.<job_id>.strategy.matrix`` the way GitHub Actions does it.
+
+Rules follow GitHub's "Using a matrix for your jobs" page:
+
+* every key other than ``include``/``exclude`` is a vector (a list of values); the jobs are
+  the cross product of the vectors, first key varying slowest;
+* ``exclude`` entries remove every combination they match, a partial match being enough;
+  excludes are applied before includes;
+* each ``include`` entry is merged into every original (post-exclude) combination whose
+  vector values it does not overwrite; keys added by earlier includes may be overwritten;
+  an entry that fits no original combination becomes a new combination;
+* a matrix with only ``include`` runs exactly the include entries;
+* a matrix generates at most 256 jobs.
+
+Nothing here raises, and nothing materialises more than 256 combinations, however large
+the cross product is: counts come from a dynamic programme over the vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MAX_COMBINATIONS", "MatrixExpansion", "expand_matrix"]
+
+MAX_COMBINATIONS = 256
+"""GitHub's limit on the jobs one matrix may generate."""
+
+_MAX_STATES = 1_000_000
+"""Work budget for the exclude-aware counting; beyond it the matrix is reported as too complex."""
+
+
+@dataclass(frozen=True)
+class MatrixExpansion:
+    """Result of expanding one job's matrix."""
+
+    combos: list[dict[str, Any]]
+    """One dict per job instance; ``[{}]`` when there is no matrix (or it is dynamic)."""
+    dynamic: bool
+    """True when the matrix depends on a runtime expression and cannot be expanded."""
+    error: str | None
+    """Why GitHub would reject the matrix; ``combos`` still holds a usable fallback."""
+
+
+class _TooComplexError(Exception):
+    """The exclude-aware count exceeded its work budget."""
+
+
+def _is_expression(value: Any) -> bool:
+    """True for a string holding a ``${{ }}`` expression."""
+    return isinstance(value, str) and "${{" in value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Type-strict equality of YAML values (``true`` != ``1``, ``12`` == ``12.0``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) or _is_number(b):
+        return _is_number(a) and _is_number(b) and a == b
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        if not (isinstance(a, Mapping) and isinstance(b, Mapping)) or len(a) != len(b):
+            return False
+        return all(k in b and _same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple) or isinstance(b, list | tuple):
+        if not (isinstance(a, list | tuple) and isinstance(b, list | tuple)) or len(a) != len(b):
+            return False
+        return all(_same(x, y) for x, y in zip(a, b, strict=True))
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # noqa: BLE001 - exotic objects must not break expansion
+        return False
+
+
+def _key(key: Any) -> str:
+    return key if isinstance(key, str) else str(key)
+
+
+def _mapping_entries(name: str, value: Any, errors: list[str]) -> tuple[list[dict[str, Any]], bool]:
+    """Read ``include``/``exclude`` as a list of mappings; second item: dynamic."""
+    if value is None:
+        return [], False
+    if _is_expression(value):
+        return [], True
+    if not isinstance(value, list):
+        errors.append(f"matrix '{name}' must be a list of mappings")
+        return [], False
+    entries: list[dict[str, Any]] = []
+    for item in value:
+        if _is_expression(item):
+            return [], True
+        if not isinstance(item, Mapping):
+            errors.append(f"matrix '{name}' entries must be mappings")
+            continue
+        entries.append({_key(k): v for k, v in item.items()})
+    return entries, False
+
+
+class _Vectors:
+    """The cross product of the vectors minus the excluded combinations, counted lazily."""
+
+    def __init__(self, vectors: list[tuple[str, list[Any]]], excludes: list[dict[str, Any]]):
+        self.keys = [k for k, _ in vectors]
+        self.values = [v for _, v in vectors]
+        index = {k: i for i, k in enumerate(self.keys)}
+        # An exclude naming a key that is not a vector can never match a combination.
+        self.excludes = [e for e in excludes if all(k in index for k in e)]
+        self.dead = any(not e for e in self.excludes)  # ``{}`` matches every combination
+        self.last = [max((index[k] for k in e), default=-1) for e in self.excludes]
+        self.work = 0
+        self._levels: list[dict[frozenset[int], int]] | None = None
+        self._suffix: list[dict[frozenset[int], int]] | None = None
+
+    def _step(self, alive: frozenset[int], i: int, value: Any) -> frozenset[int] | None:
+        """Excludes still matching after choosing ``value`` for vector ``i``; None if excluded."""
+        self.work += 1 + len(alive)
+        if self.work > _MAX_STATES:
+            raise _TooComplexError
+        key = self.keys[i]
+        kept = frozenset(
+            e for e in alive if key not in self.excludes[e] or _same(self.excludes[e][key], value)
+        )
+        if any(self.last[e] == i for e in kept):
+            return None
+        return kept
+
+    def _forward(self, fixed: Mapping[str, Any] | None) -> list[dict[frozenset[int], int]]:
+        """Reachable exclude states and their multiplicities, level by level."""
+        start = frozenset(range(len(self.excludes)))
+        levels: list[dict[frozenset[int], int]] = [{} if self.dead else {start: 1}]
+        for i, values in enumerate(self.values):
+            if fixed is not None and self.keys[i] in fixed:
+                values = [v for v in values if _same(v, fixed[self.keys[i]])]
+            nxt: dict[frozenset[int], int] = {}
+            for alive, mult in levels[-1].items():
+                if not alive:
+                    nxt[alive] = nxt.get(alive, 0) + mult * len(values)
+                    continue
+                for value in values:
+                    kept = self._step(alive, i, value)
+                    if kept is not None:
+                        nxt[kept] = nxt.get(kept, 0) + mult
+            levels.append({a: m for a, m in nxt.items() if m})
+        return levels
+
+    def count(self, fixed: Mapping[str, Any] | None = None) -> int:
+        """Surviving combinations, optionally only those agreeing with ``fixed``."""
+        if fixed is None and self._levels is not None:
+            return sum(self._levels[-1].values())
+        levels = self._forward(fixed)
+        if fixed is None:
+            self._levels = levels
+        return sum(levels[-1].values())
+
+    def _completions(self) -> list[dict[frozenset[int], int]]:
+        """``suffix[i][state]``: surviving completions from vector ``i`` in that state."""
+        if self._suffix is None:
+            if self._levels is None:
+                self.count()
+            assert self._levels is not None
+            n = len(self.values)
+            suffix: list[dict[frozenset[int], int]] = [{} for _ in range(n + 1)]
+            suffix[n] = {a: 1 for a in self._levels[n]}
+            tail = 1
+            for i in range(n - 1, -1, -1):
+                for alive in self._levels[i]:
+                    if not alive:
+                        suffix[i][alive] = tail * len(self.values[i])
+                        continue
+                    total = 0
+                    for value in self.values[i]:
+                        kept = self._step(alive, i, value)
+                        if kept is not None:
+                            total += suffix[i + 1].get(kept, 0)
+                    suffix[i][alive] = total
+                tail *= len(self.values[i])
+            self._suffix = suffix
+        return self._suffix
+
+    def first(self, limit: int) -> Iterator[dict[str, Any]]:
+        """The first ``limit`` surviving combinations in GitHub's order (iterative DFS)."""
+        if limit <= 0 or self.count() == 0:
+            return
+        suffix = self._completions()
+        n = len(self.values)
+        chosen: list[Any] = []
+        states = [frozenset(range(len(self.excludes)))]
+        positions = [0]
+        produced = 0
+        while positions:
+            level = len(positions) - 1
+            if level == n:
+                yield dict(zip(self.keys, chosen, strict=True))
+                produced += 1
+                if produced >= limit:
+                    return
+                positions.pop()
+                states.pop()
+                chosen.pop()
+                continue
+            values, alive, pos = self.values[level], states[level], positions[level]
+            kept: frozenset[int] | None = None
+            while pos < len(values):
+                kept = alive if not alive else self._step(alive, level, values[pos])
+                if kept is not None and (not kept or suffix[level + 1].get(kept, 0)):
+                    break
+                pos += 1
+            if pos >= len(values) or kept is None:
+                positions.pop()
+                states.pop()
+                if chosen:
+                    chosen.pop()
+                continue
+            positions[level] = pos + 1
+            chosen.append(values[pos])
+            states.append(kept)
+            positions.append(0)
+
+
+def _fallback(errors: list[str]) -> MatrixExpansion:
+    return MatrixExpansion(combos=[{}], dynamic=False, error="; ".join(errors) or None)
+
+
+def expand_matrix(matrix: Any) -> MatrixExpansion:
+    """Expand a ``strategy.matrix`` value into its job combinations; never raises."""
+    try:
+        return _expand(matrix)
+    except _TooComplexError:
+        return _fallback(["matrix is too complex to expand statically"])
+    except Exception as exc:  # noqa: BLE001 - the contract is to never raise
+        return _fallback([f"could not expand matrix: {type(exc).__name__}"])
+
+
+def _expand(matrix: Any) -> MatrixExpansion:
+    if matrix is None:
+        return MatrixExpansion(combos=[{}], dynamic=False, error=None)
+    if _is_expression(matrix):
+        return MatrixExpansion(combos=[{}], dynamic=True, error=None)
+    if not isinstance(matrix, Mapping):
+        return _fallback(["matrix must be a mapping"])
+
+    errors: list[str] = []
+    vectors: list[tuple[str, list[Any]]] = []
+    include_raw: Any = None
+    exclude_raw: Any = None
+    for raw_key, value in matrix.items():
+        key = _key(raw_key)
+        if key == "include":
+            include_raw = value
+            continue
+        if key == "exclude":
+            exclude_raw = value
+            continue
+        if _is_expression(value):
+            return MatrixExpansion(combos=[{}], dynamic=True, error=None)
+        if not isinstance(value, list):
+            # GitHub's schema wants a sequence here; expand it as one value so callers still
+            # get a usable job, but report it.
+            errors.append(f"matrix vector '{key}' must be a list")
+            value = [value]
+        vectors.append((key, value))
+
+    includes, inc_dynamic = _mapping_entries("include", include_raw, errors)
+    excludes, exc_dynamic = _mapping_entries("exclude", exclude_raw, errors)
+    if inc_dynamic or exc_dynamic:
+        return MatrixExpansion(combos=[{}], dynamic=True, error=None)
+
+    empty = [k for k, v in vectors if not v]
+    if empty:
+        errors.extend(f"Matrix vector '{k}' does not contain any values" for k in empty)
+        return _fallback(errors)
+    if not vectors and not includes:
+        errors.append("matrix must define at least one vector")
+        return _fallback(errors)
+
+    if not vectors:
+        # Only ``include``: every entry is its own job.
+        new = [dict(entry) for entry in includes]
+        originals: list[dict[str, Any]] = []
+        total = len(new)
+    else:
+        space = _Vectors(vectors, excludes)
+        vector_keys = set(space.keys)
+        survivors = space.count()
+        if survivors == 0 and not includes:
+            errors.append("matrix has no combinations left after 'exclude'")
+            return _fallback(errors)
+        new = []
+        for entry in includes:
+            fixed = {k: v for k, v in entry.items() if k in vector_keys}
+            if survivors == 0 or (fixed and space.count(fixed) == 0):
+                new.append(dict(entry))
+        total = survivors + len(new)
+        originals = list(space.first(MAX_COMBINATIONS))
+        for combo in originals:
+            for entry in includes:
+                if all(_same(combo[k], v) for k, v in entry.items() if k in vector_keys):
+                    combo.update((k, v) for k, v in entry.items() if k not in vector_keys)
+
+    combos = (originals + new)[:MAX_COMBINATIONS]
+    if total > MAX_COMBINATIONS:
+        errors.append(
+            f"matrix expands to {total} combinations; GitHub's limit is {MAX_COMBINATIONS}"
+        )
+    if not combos:
+        combos = [{}]
+    return MatrixExpansion(combos=combos, dynamic=False, error="; ".join(errors) or None)

@@ -1,0 +1,410 @@
+"""Read GitHub Actions workflow files into :class:`~laser_ci.workflow.Workflow` objects.
+
+The reader works over a *file source*: anything with ``get(path) -> str | bytes | None``
+keyed by repo-relative paths (a dict of a run's files, or :class:`DiskFiles` over a
+checkout). That lets the CLI, the Action (files fetched at a ref) and the training data
+(files at a commit) share one code path.
+
+What it does, following GitHub's documented behaviour:
+
+- YAML 1.2 scalars, duplicate keys reported, bounded loading (see :mod:`yamlload`).
+- Every job expanded to its matrix instances (:mod:`matrix`); ``${{ matrix.* }}`` and
+  ``${{ inputs.* }}`` substituted where static (:mod:`expressions`).
+- Local reusable workflows (``uses: ./.github/workflows/x.yml``) nested under the caller
+  (ids ``caller/called``, names ``Caller / Called``); remote ones kept opaque.
+- Local composite actions (``uses: ./path``) inlined into ``Step.composite``.
+- Display names as GitHub's checks list shows them.
+
+Nothing here raises on bad input: problems become :class:`ReadError` entries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from laser_ci.expressions import evaluate_string, has_expression, substitute, to_text
+from laser_ci.graph import check_needs
+from laser_ci.matrix import expand_matrix
+from laser_ci.workflow import JobInstance, ReadError, Step, Workflow
+from laser_ci.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
+
+MAX_CALL_DEPTH = 4  # GitHub allows four levels of nested reusable workflows
+MAX_ACTION_DEPTH = 8
+
+
+class FileSource(Protocol):
+    def get(self, path: str, /) -> str | bytes | None: ...
+
+
+class DiskFiles:
+    """Repo-relative file access under ``root``; never escapes it, reads at most MAX_BYTES+1."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).resolve()
+
+    def get(self, path: str, /) -> bytes | None:
+        target = (self.root / path).resolve()
+        if target != self.root and self.root not in target.parents:
+            return None
+        try:
+            with open(target, "rb") as fh:
+                return fh.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+
+
+def normalize(path: str) -> str:
+    """Repo-relative POSIX form: no leading ``./``, no trailing slash."""
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts)
+
+
+def triggers_of(on: Any) -> list[str]:
+    if isinstance(on, str):
+        return [on]
+    if isinstance(on, list):
+        return [str(x) for x in on if isinstance(x, (str, int, float))]
+    if isinstance(on, dict):
+        return [str(k) for k in on]
+    return []
+
+
+def _line(mapping: Any, key: Any) -> int | None:
+    return mapping.line_of(key) if isinstance(mapping, YDict) else None
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _input_defaults(on: Any, events: tuple[str, ...] = ("workflow_call", "workflow_dispatch")
+                    ) -> dict[str, Any]:
+    """Declared ``inputs`` defaults of a callable/dispatchable workflow."""
+    inputs: dict[str, Any] = {}
+    for event in events:
+        declared = _as_dict(_as_dict(_as_dict(on).get(event)).get("inputs"))
+        for name, spec in declared.items():
+            if isinstance(spec, dict) and "default" in spec:
+                inputs.setdefault(str(name), spec["default"])
+    return inputs
+
+
+def matrix_suffix(combo: dict[str, Any]) -> str:
+    """The ``(v1, v2)`` GitHub appends to a job name for its matrix values."""
+    if not combo:
+        return ""
+    return " (" + ", ".join(to_text(v) for v in combo.values()) + ")"
+
+
+def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str, Any]) -> str:
+    """The job's name in the checks list (GitHub's rules, see the module docstring)."""
+    if name is None or name == "":
+        return job_id + matrix_suffix(combo)
+    text = to_text(name)
+    if has_expression(text):
+        return to_text(evaluate_string(text, {"matrix": combo, "inputs": inputs}))
+    return text + matrix_suffix(combo)
+
+
+@dataclass
+class _Call:
+    """Where a job list is being expanded: the caller chain of a reusable workflow."""
+
+    path: str
+    id_prefix: str = ""
+    name_prefix: str = ""
+    inputs: dict[str, Any] | None = None
+    chain: tuple[str, ...] = ()
+
+
+class _Reader:
+    def __init__(self, files: FileSource) -> None:
+        self.files = files
+        self.cache: dict[str, LoadResult] = {}
+        self.errors: list[ReadError] = []
+
+    # -- loading -------------------------------------------------------------------------
+    def load(self, path: str) -> LoadResult | None:
+        if path not in self.cache:
+            raw = self.files.get(path)
+            if raw is None:
+                return None
+            self.cache[path] = load_yaml(raw)
+        return self.cache[path]
+
+    def error(self, path: str, line: int | None, message: str) -> None:
+        err = ReadError(path, line, message)
+        if err not in self.errors:
+            self.errors.append(err)
+
+    def document(self, path: str, *, display: str | None = None) -> YDict | None:
+        """Load a workflow file and check its top-level shape; report problems."""
+        shown = display or path
+        result = self.load(path)
+        if result is None:
+            self.error(shown, None, "no such file")
+            return None
+        if result.error:
+            self.error(shown, result.error_line, result.error)
+            return None
+        for line, message in result.duplicates:
+            self.error(shown, line, message)
+        doc = result.data
+        if not isinstance(doc, dict):
+            kind = type(doc).__name__ if doc is not None else "empty"
+            self.error(shown, 1, f"top level is a {kind}, expected a mapping with `jobs:`")
+            return None
+        jobs = doc.get("jobs")
+        if not isinstance(jobs, dict) or not jobs:
+            self.error(shown, _line(doc, "jobs"), "no `jobs:` mapping")
+            return None
+        assert isinstance(doc, YDict)
+        return doc
+
+    # -- workflows -----------------------------------------------------------------------
+    def read(self, path: str) -> Workflow | None:
+        doc = self.document(path)
+        if doc is None:
+            return None
+        on = doc.get("on")
+        wf = Workflow(
+            path=path,
+            name=to_text(doc.get("name")) if doc.get("name") not in (None, "") else path,
+            on=on,
+            triggers=triggers_of(on),
+            env=_as_dict(doc.get("env")),
+            defaults=doc.get("defaults"),
+            concurrency=doc.get("concurrency"),
+            permissions=doc.get("permissions"),
+        )
+        # Read on its own, a callable or dispatchable workflow sees its inputs' defaults.
+        wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,),
+                                              inputs=_input_defaults(on)))
+        for err in check_needs(wf):
+            self.error(err.path, err.line, err.message)
+        return wf
+
+    def expand_jobs(self, doc: YDict, call: _Call) -> list[JobInstance]:
+        out: list[JobInstance] = []
+        jobs = doc["jobs"]
+        for job_id, job in jobs.items():
+            line = _line(jobs, job_id)
+            if not isinstance(job, dict):
+                self.error(call.path, line, f"job '{job_id}' is not a mapping")
+                continue
+            out.extend(self.expand_job(str(job_id), job, line, call))
+        return out
+
+    def expand_job(self, job_id: str, job: dict[str, Any], line: int | None,
+                   call: _Call) -> list[JobInstance]:
+        inputs = call.inputs or {}
+        strategy = _as_dict(job.get("strategy"))
+        raw_matrix = strategy.get("matrix")
+        if raw_matrix is not None:
+            # Inputs are known before the matrix is expanded; matrix.* are not.
+            raw_matrix = substitute(raw_matrix, {"inputs": inputs})
+            expansion = expand_matrix(raw_matrix)
+            if expansion.error:
+                self.error(call.path, _line(strategy, "matrix") or line,
+                           f"job '{job_id}': {expansion.error}")
+            combos, dynamic = expansion.combos or [{}], expansion.dynamic
+        else:
+            combos, dynamic = [{}], False
+
+        needs_raw = job.get("needs")
+        needs = [needs_raw] if isinstance(needs_raw, str) else (
+            [str(n) for n in needs_raw if isinstance(n, (str, int))]
+            if isinstance(needs_raw, list) else [])
+
+        out: list[JobInstance] = []
+        for combo in combos:
+            ctx = {"matrix": combo, "inputs": inputs}
+            body = substitute({k: v for k, v in job.items() if k != "strategy"}, ctx)
+            name = display_name(job_id, job.get("name"), combo, inputs)
+            instance = JobInstance(
+                id=call.id_prefix + job_id,
+                name=call.name_prefix + name,
+                runs_on=body.get("runs-on"),
+                matrix=dict(combo),
+                dynamic_matrix=dynamic,
+                needs=[call.id_prefix + n for n in needs],
+                if_=body.get("if"),
+                timeout_minutes=body.get("timeout-minutes"),
+                continue_on_error=body.get("continue-on-error"),
+                container=body.get("container"),
+                services=_as_dict(body.get("services")),
+                env=_as_dict(body.get("env")),
+                defaults=body.get("defaults"),
+                environment=body.get("environment"),
+                concurrency=body.get("concurrency"),
+                permissions=body.get("permissions"),
+                outputs=body.get("outputs"),
+                fail_fast=strategy.get("fail-fast"),
+                max_parallel=strategy.get("max-parallel"),
+                line=line,
+                with_=_as_dict(body.get("with")),
+            )
+            uses = body.get("uses")
+            if isinstance(uses, str) and uses.strip():
+                out.extend(self.call_workflow(instance, uses.strip(), body, call))
+                continue
+            instance.steps = self.read_steps(body.get("steps"), call.path, _line(job, "steps"),
+                                             depth=0)
+            out.append(instance)
+        return out
+
+    # -- reusable workflows --------------------------------------------------------------
+    def call_workflow(self, caller: JobInstance, uses: str, body: dict[str, Any],
+                      call: _Call) -> list[JobInstance]:
+        if not uses.startswith("./"):
+            caller.remote_workflow = uses
+            return [caller]
+        target = normalize(uses.split("@", 1)[0])
+        if target in call.chain:
+            self.error(call.path, caller.line,
+                       f"reusable workflow cycle: {' -> '.join(call.chain + (target,))}")
+            return [caller]
+        if len(call.chain) > MAX_CALL_DEPTH:
+            self.error(call.path, caller.line,
+                       f"reusable workflows nest deeper than {MAX_CALL_DEPTH} levels")
+            return [caller]
+        doc = self.document(target)
+        if doc is None:
+            self.error(call.path, caller.line, f"cannot read called workflow {target}")
+            return [caller]
+        inputs = _input_defaults(doc.get("on"), ("workflow_call",))
+        for name, value in caller.with_.items():
+            if not has_expression(value):
+                inputs[str(name)] = value
+        nested = _Call(
+            path=target,
+            id_prefix=caller.id + "/",
+            name_prefix=caller.name + " / ",
+            inputs=inputs,
+            chain=call.chain + (target,),
+        )
+        jobs = self.expand_jobs(doc, nested)
+        for job in jobs:
+            job.called_workflow = target
+            job.matrix = {**caller.matrix, **job.matrix}
+            job.needs = list(dict.fromkeys(caller.needs + job.needs))
+            job.dynamic_matrix = job.dynamic_matrix or caller.dynamic_matrix
+            job.line = caller.line if job.line is None else job.line
+        return jobs or [caller]
+
+    # -- steps and composite actions -----------------------------------------------------
+    def read_steps(self, steps: Any, path: str, line: int | None, depth: int) -> list[Step]:
+        if steps is None:
+            return []
+        if not isinstance(steps, list):
+            self.error(path, line, "`steps` is not a list")
+            return []
+        out: list[Step] = []
+        for raw in steps:
+            if not isinstance(raw, dict):
+                self.error(path, line, "a step is not a mapping")
+                continue
+            step = Step(
+                name=to_text(raw["name"]) if raw.get("name") is not None else None,
+                id=to_text(raw["id"]) if raw.get("id") is not None else None,
+                uses=to_text(raw["uses"]).strip() if raw.get("uses") is not None else None,
+                run=to_text(raw["run"]) if raw.get("run") is not None else None,
+                with_=_as_dict(raw.get("with")),
+                env=_as_dict(raw.get("env")),
+                shell=to_text(raw["shell"]) if raw.get("shell") is not None else None,
+                working_directory=(to_text(raw["working-directory"])
+                                   if raw.get("working-directory") is not None else None),
+                if_=raw.get("if"),
+                timeout_minutes=raw.get("timeout-minutes"),
+                continue_on_error=raw.get("continue-on-error"),
+            )
+            if step.uses and step.uses.startswith("./") and depth < MAX_ACTION_DEPTH:
+                step.composite = self.read_action(step, depth)
+            out.append(step)
+        return out
+
+    def read_action(self, step: Step, depth: int) -> list[Step] | None:
+        base = normalize(step.uses or "")
+        for name in ("action.yml", "action.yaml"):
+            path = f"{base}/{name}" if base else name
+            result = self.load(path)
+            if result is None:
+                continue
+            doc = result.data
+            if result.error or not isinstance(doc, dict):
+                self.error(path, result.error_line, result.error or "action file is not a mapping")
+                return None
+            runs = _as_dict(doc.get("runs"))
+            if str(runs.get("using", "")).lower() != "composite":
+                return None
+            inputs = {str(k): v.get("default") for k, v in _as_dict(doc.get("inputs")).items()
+                      if isinstance(v, dict) and "default" in v}
+            inputs.update({str(k): v for k, v in step.with_.items() if not has_expression(v)})
+            steps = substitute(runs.get("steps"), {"inputs": inputs})
+            return self.read_steps(steps, path, _line(runs, "steps"), depth + 1)
+        return None
+
+
+def read_workflows(files: FileSource, targets: Sequence[str]) -> tuple[list[Workflow],
+                                                                        list[ReadError]]:
+    """Read each target workflow (repo-relative path) from ``files``."""
+    reader = _Reader(files)
+    workflows = [wf for t in targets if (wf := reader.read(normalize(t))) is not None]
+    return workflows, reader.errors
+
+
+def find_repo_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` that holds ``.github`` (else ``start``)."""
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    for folder in (here, *here.parents):
+        if (folder / ".github").is_dir():
+            return folder
+    return here
+
+
+def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
+    """Expand CLI paths (files or folders) to repo-relative workflow paths."""
+    targets: list[str] = []
+    errors: list[ReadError] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            found = sorted(x for x in p.iterdir()
+                           if x.is_file() and x.suffix in (".yml", ".yaml"))
+            if not found:
+                errors.append(ReadError(arg, None, "no .yml or .yaml files in this folder"))
+            candidates = found
+        elif p.is_file():
+            candidates = [p]
+        else:
+            errors.append(ReadError(arg, None, "no such file or directory"))
+            continue
+        for f in candidates:
+            try:
+                targets.append(f.resolve().relative_to(repo_root).as_posix())
+            except ValueError:
+                errors.append(ReadError(str(f), None, f"outside the repository root {repo_root}"))
+    return list(dict.fromkeys(targets)), errors
+
+
+def read_paths(paths: Sequence[str], repo_root: str | None = None
+               ) -> tuple[list[Workflow], list[ReadError]]:
+    """Read workflow files or folders from disk (default ``.github/workflows``)."""
+    paths = list(paths) or [".github/workflows"]
+    root = Path(repo_root).resolve() if repo_root else find_repo_root(Path(paths[0]))
+    targets, errors = workflow_targets(paths, root)
+    workflows, read_errors = read_workflows(DiskFiles(root), targets)
+    return workflows, errors + read_errors

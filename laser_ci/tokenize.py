@@ -1,0 +1,148 @@
+"""The text tokenizer: a byte-level BPE trained on workflow YAML, and the prompt layout.
+
+* Pre-tokenization splits every digit into its own piece (so every digit is one token, in
+  the input and in the generated number) and then applies GPT-2 byte-level splitting, which
+  keeps newlines and indentation as tokens (``\\n`` + spaces merge into indentation tokens).
+  ``decode(encode(text)) == text`` for any text.
+* Special tokens: ``<pad>`` (0), ``<eos>`` (1; also the document separator and the first
+  token of every prompt) and ``<sep>`` (2; closes the input, the output skeleton follows).
+
+The prompt layout is shared by training (:mod:`laser_ci.train`) and inference
+(:mod:`laser_ci.decode`), so both build token ids through :class:`PromptCodec`::
+
+    <eos> text-ids[:max_prompt_tokens] <sep> {"runtime_s": " d . d d e s d d "}
+
+Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
+to them), and each generated position is exactly one token. This module imports only
+``tokenizers`` (no torch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
+
+PAD = "<pad>"
+EOS = "<eos>"
+SEP = "<sep>"
+SPECIAL_TOKENS = [PAD, EOS, SEP]
+DEFAULT_VOCAB_SIZE = 8192
+
+
+def pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+    """Digits split one by one, then byte-level (GPT-2 regex) splitting."""
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+
+
+def new_tokenizer() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizer()
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def train_tokenizer(
+    texts: Iterable[str],
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = 2,
+    show_progress: bool = False,
+) -> Tokenizer:
+    """Train the BPE on ``texts`` (an iterable of documents)."""
+    tok = new_tokenizer()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=show_progress,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    for i, s in enumerate(SPECIAL_TOKENS):
+        assert tok.token_to_id(s) == i, (s, tok.token_to_id(s))
+    return tok
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Load a tokenizer saved with ``Tokenizer.save`` (a ``tokenizer.json``)."""
+    tok = Tokenizer.from_file(str(path))
+    for i, s in enumerate(SPECIAL_TOKENS):
+        if tok.token_to_id(s) != i:
+            raise ValueError(f"{path}: special token {s} is not id {i}")
+    return tok
+
+
+@dataclass
+class PromptCodec:
+    """Turns (text, runtime) into token ids, the same way for training and inference."""
+
+    tokenizer: Tokenizer
+    codec: NumberCodec = DEFAULT_CODEC
+    max_prompt_tokens: int = 512
+    # filled in __post_init__
+    pad_id: int = field(init=False)
+    eos_id: int = field(init=False)
+    sep_id: int = field(init=False)
+    token_ids: dict[str, int] = field(init=False)  # codec token -> vocab id
+    pieces: list[list[int] | int] = field(init=False)  # skeleton: fixed ids or a slot index
+
+    def __post_init__(self) -> None:
+        t = self.tokenizer
+        self.pad_id, self.eos_id, self.sep_id = (t.token_to_id(s) for s in SPECIAL_TOKENS)
+        self.token_ids = {}
+        for s in self.codec.all_tokens():
+            ids = t.encode(s, add_special_tokens=False).ids
+            if len(ids) != 1:
+                raise ValueError(f"codec token {s!r} is not a single token: {ids}")
+            self.token_ids[s] = ids[0]
+        self.pieces = [
+            t.encode(p, add_special_tokens=False).ids if isinstance(p, str) else p
+            for p in self.codec.skeleton()
+        ]
+
+    @property
+    def id_to_token(self) -> dict[int, str]:
+        return {i: s for s, i in self.token_ids.items()}
+
+    # ---- prompt ------------------------------------------------------------------------------
+
+    def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
+        """The input part of each prompt: ``<eos> ids[:max_prompt_tokens] <sep>``."""
+        encs = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        n = self.max_prompt_tokens
+        return [[self.eos_id, *e.ids[:n], self.sep_id] for e in encs]
+
+    def skeleton_prefix(self) -> list[int]:
+        """The fixed ids before the first generated position (``{"runtime_s": "``)."""
+        out: list[int] = []
+        for p in self.pieces:
+            if isinstance(p, int):
+                break
+            out.extend(p)
+        return out
+
+    def target(self, value: float) -> tuple[list[int], list[bool]]:
+        """The skeleton ids for ``value`` after the prompt, and which ones are generated."""
+        tokens = self.codec.to_tokens(value)
+        ids: list[int] = []
+        generated: list[bool] = []
+        for p in self.pieces:
+            if isinstance(p, int):
+                ids.append(self.token_ids[tokens[p]])
+                generated.append(True)
+            else:
+                ids.extend(p)
+                generated.extend([False] * len(p))
+        return ids, generated
+
+    def decode_output(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)

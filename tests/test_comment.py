@@ -1,0 +1,160 @@
+"""The PR comment and job summary Markdown (laser_ci.comment): snapshot and edge cases."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from laser_ci import comment
+from laser_ci.comment import (
+    COMMENT_LIMIT,
+    MARKER,
+    Context,
+    diff_results,
+    over_timeout,
+    render_pr_comment,
+    render_summary,
+    totals,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "action"
+CHANGED = [
+    ".github/workflows/ci.yml",  # changed: test (3.11) and lint removed, test (3.13), e2e added
+    ".github/workflows/release.yml",  # new workflow
+    ".github/workflows/deploy.yml",  # removed workflow
+    ".github/workflows/nightly.yml",  # unreadable at head: only in errors
+]
+CTX = Context(repository="octo/app", head_sha="1111111aaaaaaa", base_sha="2222222bbbbbbb")
+
+
+def _load(name: str) -> dict:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def head() -> dict:
+    return _load("pr_head.json")
+
+
+@pytest.fixture
+def base() -> dict:
+    return _load("pr_base.json")
+
+
+def _snapshot(name: str, text: str) -> None:
+    path = FIXTURES / name
+    if os.environ.get("UPDATE_SNAPSHOTS"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), "rerun with UPDATE_SNAPSHOTS=1 to accept"
+
+
+def test_pr_comment_snapshot(head: dict, base: dict) -> None:
+    _snapshot("pr_comment.md", render_pr_comment(head, base, CHANGED, context=CTX))
+
+
+def test_summary_snapshot(head: dict) -> None:
+    _snapshot("push_summary.md", render_summary(head, context=CTX))
+
+
+def test_diff_statuses(head: dict, base: dict) -> None:
+    diffs = {d.path: d for d in diff_results(head, base, CHANGED)}
+    assert {p: d.status for p, d in diffs.items()} == {
+        ".github/workflows/ci.yml": "changed",
+        ".github/workflows/release.yml": "new",
+        ".github/workflows/deploy.yml": "removed",
+        ".github/workflows/docs.yml": "unchanged",
+    }
+    jobs = {j.name: (j.status, j.delta_s) for j in diffs[".github/workflows/ci.yml"].jobs}
+    assert jobs == {
+        "test (3.12)": ("changed", 190.0),
+        "test (3.13)": ("new", 600.0),
+        "build": ("changed", 0.0),
+        "e2e": ("new", 540.0),
+        "lint": ("removed", -65.0),
+        "test (3.11)": ("removed", -380.0),
+    }
+    assert diffs[".github/workflows/ci.yml"].delta("billable_s") == 660.0
+
+
+def test_headline_has_totals_and_biggest_changes(head: dict, base: dict) -> None:
+    text = render_pr_comment(head, base, CHANGED, context=CTX)
+    first = text.split("<details>")[0]
+    assert text.startswith(MARKER + "\n")
+    assert "**3 of 4 workflows changed**" in first
+    # billable: head 35m, base = docs 2m (unchanged) + ci 20m + deploy 1m = 23m
+    assert "billable **35m 00s** (+12m 00s)" in first
+    assert "longest critical path **20m 35s** (+11m 25s)" in first
+    assert "**CI / test (3.13)** new job (10m 00s)" in first
+    assert "removed job (was 6m 20s)" in first
+    assert text.count("<details") == text.count("</details>")
+
+
+def test_renamed_workflow_is_matched_to_its_base(head: dict, base: dict) -> None:
+    base = copy.deepcopy(base)
+    base["workflows"][0]["path"] = ".github/workflows/old-ci.yml"
+    renamed = {".github/workflows/old-ci.yml": ".github/workflows/ci.yml"}
+    diffs = diff_results(head, base, [".github/workflows/old-ci.yml"], renamed)
+    ci = next(d for d in diffs if d.path == ".github/workflows/ci.yml")
+    assert ci.status == "changed"
+    assert {j.name: j.status for j in ci.jobs}["test (3.12)"] == "changed"
+
+
+def test_duplicate_job_names_pair_in_order() -> None:
+    def wf(*p50s: float) -> dict:
+        jobs = [{"name": "x", "runtime_s": {"p10": s, "p50": s, "p90": s}} for s in p50s]
+        return {"workflows": [{"path": "w.yml", "name": "W", "jobs": jobs}]}
+
+    (d,) = diff_results(wf(10, 20, 30), wf(10, 25), ["w.yml"])
+    assert [(j.status, j.delta_s) for j in d.jobs] == [
+        ("changed", 0.0),
+        ("changed", -5.0),
+        ("new", 30.0),
+    ]
+
+
+def test_no_changed_workflow(head: dict) -> None:
+    text = render_pr_comment(head, {"workflows": []}, [], context=CTX)
+    assert "**No workflow changed** (3 workflows)" in text
+    assert "billable **35m 00s** (no change)" in text
+    assert "Unchanged workflows: 3 workflows, 6 jobs" in text
+
+
+def test_truncated_to_the_comment_limit(head: dict, base: dict) -> None:
+    big = copy.deepcopy(head)
+    job = big["workflows"][0]["jobs"][0]
+    big["workflows"][0]["jobs"] = [
+        dict(job, name=f"shard {i} of a very long matrix with a long name") for i in range(2000)
+    ]
+    text = render_pr_comment(big, base, CHANGED, context=CTX)
+    assert len(text) <= COMMENT_LIMIT
+    assert text.startswith(MARKER)
+    assert "65,536-character limit" in text
+    assert text.count("<details") == text.count("</details>")
+    full = render_pr_comment(big, base, CHANGED, context=CTX, limit=comment.SUMMARY_LIMIT)
+    assert len(full) > COMMENT_LIMIT and "65,536" not in full
+
+
+def test_names_cannot_break_the_table() -> None:
+    job = {"name": "a|b <script>", "runtime_s": {"p10": 1, "p50": 2, "p90": 3}}
+    result = {"workflows": [{"path": "w.yml", "name": "W", "jobs": [job]}]}
+    text = render_summary(result)
+    assert "a\\|b &lt;script&gt;" in text and "<script>" not in text
+
+
+def test_over_timeout() -> None:
+    def job(p90: float, timeout: object) -> dict:
+        return {"runtime_s": {"p10": 1, "p50": 2, "p90": p90}, "timeout_minutes": timeout}
+
+    assert over_timeout(job(31 * 60, 30)) == (31.0, 30.0)
+    assert over_timeout(job(29 * 60, 30)) is None
+    assert over_timeout(job(361 * 60, None)) == (361.0, 360.0)  # GitHub's default
+    assert over_timeout(job(999 * 60, "${{ matrix.t }}")) is None  # an expression: unknown
+
+
+def test_totals(head: dict) -> None:
+    t = totals(head)
+    assert (t.workflows, t.jobs, t.billable_s, t.critical_path_s) == (3, 6, 2100.0, 1235.0)
