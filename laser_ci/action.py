@@ -246,7 +246,7 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
         raise SettingsError("the event payload lacks the repository or the head/base SHAs")
 
     gh = _github(settings)
-    repo = gh.get_repo(settings.repository, lazy=True)
+    repo = gh.get_repo(settings.repository)
     changed_files: set[str] = set()
     renamed: dict[str, str] = {}  # base path -> head path
     for f in repo.get_pull(number).get_files():
@@ -323,6 +323,7 @@ def _github(settings: Settings) -> Any:
         user_agent=f"laser-ci/{__version__}",
         seconds_between_requests=None,  # a few dozen reads; the one write keeps the default
         timeout=30,
+        lazy=True,  # no GET for the repo, PR or issue objects: only the calls we use
     )
 
 

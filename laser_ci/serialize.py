@@ -245,15 +245,17 @@ def _fit(render: Callable[[_Limits], str], budget: int,
 
 
 def _hard_cut(text: str, budget: int, count_tokens: Callable[[str], int]) -> str:
+    marker = "\n# ... truncated ...\n"
+    room = budget - count_tokens(marker)
     lines = text.split("\n")
     lo, hi = 0, len(lines)
     while lo < hi:  # the longest prefix of lines that fits
         mid = (lo + hi + 1) // 2
-        if count_tokens("\n".join(lines[:mid])) <= budget - 8:
+        if count_tokens("\n".join(lines[:mid])) <= room:
             lo = mid
         else:
             hi = mid - 1
-    return "\n".join(lines[:lo]) + "\n# ... truncated ...\n"
+    return "\n".join(lines[:lo]) + marker
 
 
 def serialize_job(job: JobInstance, workflow: Workflow, profile: RepoProfile | None = None,

@@ -1,0 +1,94 @@
+"""Run ``laser-ci estimate`` on every labeled workflow of a data folder; count crashes.
+
+Each run's files (workflows and local actions at its commit) are written to a temporary
+checkout and the real CLI is invoked in-process on the run's workflow file, exactly as a
+user would. Prints how many files were read, how many were reported as errors (with the
+most common reasons), how many crashed (a traceback: must be 0), and the time taken.
+
+    python benchmarks/sweep_workflows.py ../shared/data/gha-runs [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import io
+import json
+import sys
+import tempfile
+import time
+import traceback
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from laser_ci.cli import main
+from laser_ci.data import load_blobs, load_runs
+
+
+def main_(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data_dir")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N distinct files")
+    args = ap.parse_args(argv)
+
+    runs = load_runs(args.data_dir)
+    blobs = load_blobs(args.data_dir)
+    seen: set[tuple[str, str]] = set()
+    todo = []
+    for run in runs:
+        key = (run["repo"], run["files"].get(run["workflow_path"], run["sha"]))
+        if key not in seen:
+            seen.add(key)
+            todo.append(run)
+    if args.limit:
+        todo = todo[: args.limit]
+
+    codes: collections.Counter[int] = collections.Counter()
+    reasons: collections.Counter[str] = collections.Counter()
+    crashes: list[str] = []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, run in enumerate(todo):
+            root = Path(tmp) / str(i)
+            for path, blob_id in run["files"].items():
+                text = blobs.get(blob_id)
+                if text is None:
+                    continue
+                target = root / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+            wf = root / run["workflow_path"]
+            out, err = io.StringIO(), io.StringIO()
+            try:
+                with redirect_stdout(out), redirect_stderr(err):
+                    main(["estimate", str(wf), "--repo-root", str(root), "--format", "json"],
+                         standalone_mode=False)
+                code = 0
+            except SystemExit as exc:
+                code = int(exc.code or 0)
+            except Exception:  # noqa: BLE001 - counting crashes is the point
+                crashes.append(f"{run['repo']} {run['workflow_path']}\n{traceback.format_exc()}")
+                continue
+            codes[code] += 1
+            if "Traceback" in err.getvalue():
+                crashes.append(f"{run['repo']} {run['workflow_path']}\n{err.getvalue()}")
+            if code:
+                for e in json.loads(out.getvalue())["errors"]:
+                    reasons[e["message"].split(":")[0][:60]] += 1
+    elapsed = time.perf_counter() - start
+    print(f"workflow files: {len(todo)} (distinct repo + file version)")
+    print(f"read cleanly (exit 0): {codes[0]}")
+    print(f"reported errors (exit 1): {codes[1]}")
+    print(f"other exit codes: {sum(v for k, v in codes.items() if k not in (0, 1))}")
+    print(f"crashes (tracebacks): {len(crashes)}")
+    print(f"time: {elapsed:.1f} s ({1000 * elapsed / max(len(todo), 1):.1f} ms per file)")
+    print("most common error reasons:")
+    for reason, n in reasons.most_common(10):
+        print(f"  {n:5d}  {reason}")
+    for c in crashes[:3]:
+        print(c, file=sys.stderr)
+    return 1 if crashes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_())

@@ -1,0 +1,557 @@
+"""The Action end to end: ``laser-ci action`` against a local fake GitHub REST API.
+
+No test talks to the internet: the API is ``tests/fakegithub.py`` on 127.0.0.1, the event
+is a payload file, and the predictor is a small deterministic stand-in so that a changed job
+text changes its prediction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from fakegithub import FakeGitHub
+
+import laser_ci
+import laser_ci.predictors
+from laser_ci.action import Settings, SettingsError, action_command, command, run
+from laser_ci.comment import MARKER
+from laser_ci.predict import Runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "action"
+REPO = "octo/app"
+NUMBER = 7
+EVENT = json.loads((FIXTURES / "pull_request_event.json").read_text(encoding="utf-8"))
+HEAD_SHA = EVENT["pull_request"]["head"]["sha"]
+BASE_SHA = EVENT["pull_request"]["base"]["sha"]
+HEAD2_SHA = "b" * 40
+
+CI_BASE = """\
+name: CI
+on: [push, pull_request]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: ruff check .
+  test:
+    needs: lint
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    strategy:
+      matrix:
+        python: ["3.11", "3.12"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - run: pip install -e . && pytest
+  build:
+    needs: test
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: python -m build
+"""
+CI_HEAD = """\
+name: CI
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    strategy:
+      matrix:
+        python: ["3.12", "3.13"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - run: pip install -e .[test] && pytest -n 4 --run-slow --cov --cov-report=xml
+  build:
+    needs: test
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: python -m build
+  e2e:
+    needs: build
+    runs-on: ubuntu-latest
+    timeout-minutes: 1
+    steps:
+      - uses: actions/checkout@v4
+      - run: ./scripts/e2e.sh
+"""
+DOCS = """\
+name: Docs
+on: push
+jobs:
+  docs:
+    name: build docs
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: mkdocs build --strict
+"""
+LINT = """\
+name: Lint
+on: pull_request
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: ./.github/actions/setup
+      - run: pre-commit run --all-files
+"""
+SETUP_BASE = """\
+name: setup
+runs:
+  using: composite
+  steps:
+    - run: pip install pre-commit
+      shell: bash
+"""
+SETUP_HEAD = SETUP_BASE + """\
+    - run: pre-commit install-hooks && pre-commit gc && pip install mypy types-PyYAML
+      shell: bash
+"""
+DEPLOY = """\
+name: Deploy
+on:
+  push:
+    branches: [main]
+jobs:
+  deploy:
+    runs-on: ubuntu-latest
+    steps:
+      - run: ./deploy.sh
+"""
+RELEASE = """\
+name: Release
+on:
+  push:
+    tags: ["v*"]
+jobs:
+  publish:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: python -m build && twine upload dist/*
+"""
+WF = ".github/workflows/"
+BASE_TREE = {
+    WF + "ci.yml": CI_BASE,
+    WF + "docs.yml": DOCS,
+    WF + "lint.yml": LINT,
+    WF + "deploy.yml": DEPLOY,
+    ".github/actions/setup/action.yml": SETUP_BASE,
+    "README.md": "# app\n",
+}
+HEAD_TREE = {
+    WF + "ci.yml": CI_HEAD,
+    WF + "docs.yml": DOCS,
+    WF + "lint.yml": LINT,
+    WF + "release.yml": RELEASE,
+    ".github/actions/setup/action.yml": SETUP_HEAD,
+    "README.md": "# app\n\nNow with e2e tests.\n",
+}
+
+
+class LengthPredictor:
+    """Deterministic: longer job text, longer runtime (p10 = p50 / 2, p90 = 2 p50)."""
+
+    name = "length-test"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        self.calls += 1
+        return [Runtime(0.5 * (30 + len(t)), 30.0 + len(t), 2 * (30 + len(t))) for t in texts]
+
+
+@pytest.fixture
+def github():
+    with FakeGitHub() as gh:
+        gh.add_repo(REPO)
+        gh.add_commit(REPO, BASE_TREE, sha=BASE_SHA, branch="main")
+        gh.add_commit(REPO, HEAD_TREE, sha=HEAD_SHA)
+        gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=BASE_SHA)
+        yield gh
+
+
+def _env(tmp_path: Path, gh: FakeGitHub, event: dict | None = None, **extra: str) -> dict:
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(event or EVENT), encoding="utf-8")
+    env = {
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.url,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_SHA": "c" * 40,
+        "GITHUB_WORKSPACE": str(tmp_path / "workspace"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+        "RUNNER_TEMP": str(tmp_path / "temp"),
+        "LASER_CI_GITHUB_TOKEN": "ghs_fake_token",
+        "LASER_CI_WORKFLOWS": ".github/workflows",
+        "LASER_CI_COMMENT": "true",
+        "LASER_CI_FAIL_ON_ERROR": "false",
+        "LASER_CI_MODEL": "",
+    }
+    env.update(extra)
+    return env
+
+
+def _invoke(env: dict, monkeypatch: pytest.MonkeyPatch, predictor=None):
+    """Runs the ``laser-ci action`` command as the composite step does (env only)."""
+    predictor = predictor or LengthPredictor()
+    seen: list = []
+
+    def fake_load(model_dir=None):
+        seen.append(model_dir)
+        return predictor
+
+    monkeypatch.setattr(laser_ci.predictors, "load_predictor", fake_load)
+    for key in list(env):
+        monkeypatch.setenv(key, env[key])
+    result = CliRunner().invoke(action_command, [], catch_exceptions=False)
+    return result
+
+
+def _outputs(tmp_path: Path) -> dict[str, str]:
+    lines = (tmp_path / "output.txt").read_text(encoding="utf-8").splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+# --- pull requests ------------------------------------------------------------------------
+
+
+def test_pr_creates_the_comment_then_edits_it(tmp_path, github, monkeypatch):
+    env = _env(tmp_path, github)
+    first = _invoke(env, monkeypatch)
+    assert first.exit_code == 0, first.output
+
+    comments = github.comments(REPO, NUMBER)
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert body.startswith(MARKER)
+    assert len(github.requests_to(rf"/issues/{NUMBER}/comments$", method="POST")) == 1
+    assert github.requests_to(r"/issues/comments/\d+$", method="PATCH") == []
+    # every request was authenticated with the input token and stayed on the fake server
+    assert all(r.headers.get("authorization") == "token ghs_fake_token" for r in github.requests)
+
+    # what changed: ci.yml and deploy.yml (removed) and release.yml (added) directly, and
+    # lint.yml through its local composite action; docs.yml is unchanged
+    result = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    pr = result["pull_request"]
+    assert pr["changed_workflows"] == [
+        WF + "ci.yml",
+        WF + "deploy.yml",
+        WF + "lint.yml",
+        WF + "release.yml",
+    ]
+    assert (pr["head_sha"], pr["base_sha"]) == (HEAD_SHA, BASE_SHA)
+    assert result["comment"]["status"] == "created"
+    assert [w["path"] for w in result["workflows"]] == sorted(
+        p for p in HEAD_TREE if p.startswith(WF)
+    )
+    assert {w["path"] for w in pr["base"]["workflows"]} == {
+        WF + "ci.yml",
+        WF + "deploy.yml",
+        WF + "lint.yml",
+    }
+
+    # the comment: headline, job-level changes, unchanged workflows folded
+    assert "**4 of 5 workflows changed**" in body
+    assert "Biggest changes:" in body
+    assert "| new job |" in body and "removed job (was" in body
+    assert "~~lint~~" in body and "~~test (3.11)~~" in body
+    assert "(removed workflow)" in body and "(new workflow)" in body
+    assert "Unchanged workflows: 1 workflow, 1 job" in body
+    lint_row = next(line for line in body.splitlines() if line.startswith("| [lint]"))
+    assert lint_row.endswith("|") and "+" in lint_row.split("|")[-2]  # longer composite
+
+    # the job summary is the same report, and the outputs are numbers
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.strip() == body.strip()
+    out = _outputs(tmp_path)
+    billable = sum(w["billable_s"] for w in result["workflows"]) / 60
+    assert float(out["total-billable-minutes"]) == pytest.approx(billable, abs=0.05)
+    assert float(out["critical-path-minutes"]) > 0
+
+    # annotation: e2e's p90 exceeds its timeout-minutes: 1, on its line in ci.yml
+    e2e_line = CI_HEAD.splitlines().index("  e2e:") + 1
+    assert f"::notice file={WF}ci.yml,line={e2e_line}," in first.output
+    assert "title=laser-ci%3A may hit its timeout::Job 'e2e'" in first.output
+
+    # second push to the PR: same comment edited in place, never a second one
+    github.add_commit(REPO, dict(HEAD_TREE, **{WF + "docs.yml": DOCS + "      - run: ls\n"}),
+                      sha=HEAD2_SHA)
+    github.pulls[(REPO, NUMBER)]["head"]["sha"] = HEAD2_SHA
+    github.pull_files[(REPO, NUMBER)] = None  # recompute the PR's files from the commits
+    event2 = json.loads(json.dumps(EVENT))
+    event2["pull_request"]["head"]["sha"] = HEAD2_SHA
+    github.clear_requests()
+    second = _invoke(_env(tmp_path, github, event2), monkeypatch)
+    assert second.exit_code == 0, second.output
+
+    comments = github.comments(REPO, NUMBER)
+    assert len(comments) == 1
+    assert comments[0]["body"] != body and "**5 of 5 workflows changed**" in comments[0]["body"]
+    patches = github.requests_to(r"/issues/comments/\d+$", method="PATCH")
+    assert [r.path for r in patches] == [f"/repos/{REPO}/issues/comments/{comments[0]['id']}"]
+    assert github.requests_to(rf"/issues/{NUMBER}/comments$", method="POST") == []
+
+    # a rerun with nothing new leaves the comment alone
+    github.clear_requests()
+    third = _invoke(_env(tmp_path, github, event2), monkeypatch)
+    assert third.exit_code == 0
+    assert github.requests_to(r"/comments", method="PATCH") == []
+    assert github.requests_to(r"/comments", method="POST") == []
+    assert len(github.comments(REPO, NUMBER)) == 1
+
+
+def test_pr_comment_of_someone_else_is_not_edited(tmp_path, github, monkeypatch):
+    human = {"login": "octocat", "id": 583231, "type": "User"}
+    github.add_comment(REPO, NUMBER, f"quoting the bot: {MARKER}", user=human)
+    assert _invoke(_env(tmp_path, github), monkeypatch).exit_code == 0
+    comments = github.comments(REPO, NUMBER)
+    assert [c["user"]["login"] for c in comments] == ["octocat", "github-actions[bot]"]
+    assert comments[0]["body"] == f"quoting the bot: {MARKER}"
+
+
+def test_pr_read_only_token_gets_a_notice_and_the_summary(tmp_path, github, monkeypatch):
+    fault = github.inject_forbidden(rf"/issues/{NUMBER}/comments$", method="POST", times=None)
+    result = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+
+    assert result.exit_code == 0, result.output
+    assert fault.hits == 1
+    assert github.comments(REPO, NUMBER) == []
+    assert "::notice title=laser-ci%3A no PR comment::" in result.output
+    assert "Resource not accessible by integration" in result.output
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "**4 of 5 workflows changed**" in summary
+    out = _outputs(tmp_path)
+    assert set(out) == {"json", "total-billable-minutes", "critical-path-minutes"}
+    assert json.loads(Path(out["json"]).read_text())["comment"] == {"status": "forbidden"}
+
+
+def test_pr_comment_false_only_writes_the_summary(tmp_path, github, monkeypatch):
+    result = _invoke(_env(tmp_path, github, LASER_CI_COMMENT="false"), monkeypatch)
+    assert result.exit_code == 0
+    assert github.requests_to(r"/comments") == []
+    assert (tmp_path / "summary.md").read_text(encoding="utf-8").startswith(MARKER)
+
+
+def test_pr_api_failure_is_a_warning_unless_fail_on_error(tmp_path, github, monkeypatch):
+    github.inject(r"/pulls/7/files", 404, {"message": "Not Found"}, times=None)
+    ok = _invoke(_env(tmp_path, github), monkeypatch)
+    assert ok.exit_code == 0
+    assert "::warning::laser-ci could not estimate the workflows: GitHub API 404" in ok.output
+    assert "could not estimate" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+    failed = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+    assert failed.exit_code == 1
+    assert "::error::laser-ci could not estimate" in failed.output
+
+
+def test_pr_unreadable_workflow_fails_only_with_fail_on_error(tmp_path, github, monkeypatch):
+    broken = dict(HEAD_TREE, **{WF + "ci.yml": "name: CI\non: push\njobs: [unclosed\n"})
+    github.add_commit(REPO, broken, sha=HEAD2_SHA)
+    github.pulls[(REPO, NUMBER)]["head"]["sha"] = HEAD2_SHA
+    github.pull_files[(REPO, NUMBER)] = None
+    event = json.loads(json.dumps(EVENT))
+    event["pull_request"]["head"]["sha"] = HEAD2_SHA
+
+    ok = _invoke(_env(tmp_path, github, event), monkeypatch)
+    assert ok.exit_code == 0
+    assert f"::warning file={WF}ci.yml" in ok.output
+    assert "[!WARNING]" in github.comments(REPO, NUMBER)[0]["body"]
+
+    failed = _invoke(_env(tmp_path, github, event, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+    assert failed.exit_code == 1
+
+
+def test_pr_renamed_workflow_is_compared_with_its_old_path(tmp_path, monkeypatch):
+    with FakeGitHub() as gh:
+        gh.add_commit(REPO, {WF + "old.yml": CI_BASE}, sha=BASE_SHA)
+        gh.add_commit(REPO, {WF + "ci.yml": CI_BASE}, sha=HEAD_SHA)
+        files = [{"filename": WF + "ci.yml", "previous_filename": WF + "old.yml",
+                  "status": "renamed", "additions": 0, "deletions": 0, "changes": 0}]
+        gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=BASE_SHA, files=files)
+        assert _invoke(_env(tmp_path, gh), monkeypatch).exit_code == 0
+        body = gh.comments(REPO, NUMBER)[0]["body"]
+    assert "**1 of 1 workflow changed**" in body
+    assert "new job" not in body and "removed" not in body
+    result = json.loads(Path(_outputs(tmp_path)["json"]).read_text())
+    assert result["pull_request"]["renamed"] == {WF + "old.yml": WF + "ci.yml"}
+
+
+# --- other events -------------------------------------------------------------------------
+
+
+def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
+    ws = tmp_path / "workspace"
+    for path, text in HEAD_TREE.items():
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws / path).write_text(text, encoding="utf-8")
+    event_path = tmp_path / "push.json"
+    event_path.write_text((FIXTURES / "push_event.json").read_text(), encoding="utf-8")
+    env = {
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": "http://127.0.0.1:9",  # never called: nothing listens there
+        "GITHUB_SHA": HEAD_SHA,
+        "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+        "RUNNER_TEMP": str(tmp_path / "temp"),
+        "LASER_CI_MODEL": str(tmp_path / "my-model"),
+    }
+    predictor = LengthPredictor()
+    seen: list = []
+
+    def fake_load(model_dir=None):
+        seen.append(model_dir)
+        return predictor
+
+    monkeypatch.setattr(laser_ci.predictors, "load_predictor", fake_load)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    result = CliRunner().invoke(action_command, [], catch_exceptions=False)
+
+    assert result.exit_code == 0, result.output
+    assert seen == [tmp_path / "my-model"] and predictor.calls == 1
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("### ⏱️ laser-ci: predicted CI runtime")
+    assert "**4 workflows, 7 jobs:**" in summary and MARKER not in summary
+    assert "::notice file=.github/workflows/ci.yml" in result.output
+    out = _outputs(tmp_path)
+    data = json.loads(Path(out["json"]).read_text(encoding="utf-8"))
+    assert "pull_request" not in data and data["predictor"] == "length-test"
+
+
+def test_push_without_checkout_is_a_warning(tmp_path, monkeypatch):
+    env = {
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "GITHUB_WORKSPACE": str(tmp_path / "empty"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+    }
+    monkeypatch.setattr(laser_ci.predictors, "load_predictor", lambda m=None: LengthPredictor())
+    code = run(Settings.from_env(env))
+    assert code == 0
+    assert "is the repository checked out?" in (tmp_path / "summary.md").read_text()
+
+
+# --- settings -----------------------------------------------------------------------------
+
+
+def test_settings_are_read_once_from_the_environment(tmp_path):
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(EVENT))
+    s = Settings.from_env(
+        {
+            "GITHUB_EVENT_NAME": "pull_request_target",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": "https://ghe.example.com/api/v3/",
+            "RUNNER_TEMP": str(tmp_path),
+            "LASER_CI_GITHUB_TOKEN": "ghs_secret",
+            "LASER_CI_WORKFLOWS": ".github/workflows/",
+            "LASER_CI_COMMENT": "False",
+            "LASER_CI_FAIL_ON_ERROR": " true ",
+        }
+    )
+    assert s.pull_request is not None and s.pull_request["number"] == NUMBER
+    assert s.api_url == "https://ghe.example.com/api/v3"
+    assert (s.workflows, s.comment, s.fail_on_error, s.model) == (
+        ".github/workflows", False, True, None
+    )
+    assert s.json_path == tmp_path / "laser-ci" / "laser-ci.json"
+    assert "ghs_secret" not in repr(s)
+    assert Settings.from_env({"GITHUB_TOKEN": "t"}).token == "t"  # fallback
+    assert Settings.from_env({"GITHUB_EVENT_NAME": "pull_request"}).pull_request is None
+
+
+def test_invalid_input_fails(tmp_path, monkeypatch):
+    with pytest.raises(SettingsError, match="comment must be true or false"):
+        Settings.from_env({"LASER_CI_COMMENT": "maybe"})
+    monkeypatch.setenv("LASER_CI_FAIL_ON_ERROR", "sometimes")
+    result = CliRunner().invoke(action_command, [])
+    assert result.exit_code == 1
+    assert "::error::laser-ci: input fail-on-error must be true or false" in result.output
+
+
+def test_workflow_command_escaping():
+    line = command("notice", "50% done\nnext", file="a,b.yml", line=3, title="x: y")
+    assert line == "::notice file=a%2Cb.yml,line=3,title=x%3A y::50%25 done%0Anext"
+
+
+# --- action.yml and this repository's workflows -------------------------------------------
+
+
+def _yaml(path: Path) -> dict:
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+
+
+def _pinned(uses: str) -> bool:
+    return uses.startswith("./") or re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses) is not None
+
+
+def test_action_yml_is_a_safe_composite_action():
+    action = _yaml(ROOT / "action.yml")
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == {
+        "workflows", "github-token", "comment", "fail-on-error", "model", "python-version"
+    }
+    assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+    assert action["inputs"]["workflows"]["default"] == ".github/workflows"
+    assert (action["inputs"]["comment"]["default"], action["inputs"]["fail-on-error"]["default"]) \
+        == ("true", "false")
+    assert set(action["outputs"]) == {"json", "total-billable-minutes", "critical-path-minutes"}
+    for name, out in action["outputs"].items():
+        assert out["value"] == "${{ steps.run.outputs.%s }}" % name
+    env_names = set()
+    for step in action["runs"]["steps"]:
+        if "run" in step:
+            assert step.get("shell") == "bash"
+            assert "${{" not in step["run"], "inputs reach run: only through env:"
+            env_names |= set(step.get("env", {}))
+        else:
+            assert _pinned(step["uses"]), step["uses"]
+    assert {"LASER_CI_WORKFLOWS", "LASER_CI_GITHUB_TOKEN", "LASER_CI_COMMENT",
+            "LASER_CI_FAIL_ON_ERROR", "LASER_CI_MODEL"} <= env_names
+    cache = next(s for s in action["runs"]["steps"] if s.get("id") == "cache")
+    assert f"laser-ci-venv-{laser_ci.__version__}-" in cache["with"]["key"]
+
+
+def test_repository_workflows_are_pinned_and_least_privilege():
+    ci = _yaml(ROOT / ".github/workflows/ci.yml")
+    dog = _yaml(ROOT / ".github/workflows/laser-ci.yml")
+    assert set(ci["on"]) == {"push", "pull_request"}
+    assert any("bash .ci/run" in s.get("run", "") for s in ci["jobs"]["test"]["steps"])
+    assert set(dog["on"]) == {"pull_request"}
+    assert ci["permissions"] == {} and dog["permissions"] == {}
+    (job,) = dog["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert any(s.get("uses") == "./" for s in job["steps"])
+    for wf in (ci, dog):
+        for j in wf["jobs"].values():
+            for step in j["steps"]:
+                if "uses" in step:
+                    assert _pinned(step["uses"]), step["uses"]
+                assert "${{" not in step.get("run", "")
