@@ -49,6 +49,7 @@ from laser_ci.comment import (
     render_summary,
     totals,
 )
+from laser_ci.workflow import RepoProfile
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 BOT_LOGIN = "github-actions[bot]"  # who GITHUB_TOKEN comments as; /user is 403 for it
@@ -82,6 +83,19 @@ class Settings:
     comment: bool = True  # input comment
     fail_on_error: bool = False  # input fail-on-error
     model: Path | None = None  # input model
+
+    @property
+    def visibility(self) -> str | None:
+        """``public``/``private``/``internal`` from the event's repository, for costs."""
+        repo = self.event.get("repository")
+        if not isinstance(repo, Mapping):
+            return None
+        vis = repo.get("visibility")
+        if vis in ("public", "private", "internal"):
+            return str(vis)
+        if isinstance(repo.get("private"), bool):
+            return "private" if repo["private"] else "public"
+        return None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -228,7 +242,10 @@ def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
         raise FileNotFoundError(
             f"no workflow files at {settings.workflows} (is the repository checked out?)"
         )
-    result = estimate_paths([str(target)], repo_root=str(root), predictor=predictor)
+    result = estimate_paths(
+        [str(target)], repo_root=str(root), predictor=predictor,
+        **_visibility_kw(estimate_paths, settings),
+    )
     ctx = Context(
         repository=settings.repository, server_url=settings.server_url, head_sha=settings.sha
     )
@@ -248,9 +265,12 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     gh = _github(settings)
     repo = gh.get_repo(settings.repository)
     changed_files: set[str] = set()
+    added: set[str] = set()  # not at the base: no need to look there
     renamed: dict[str, str] = {}  # base path -> head path
     for f in repo.get_pull(number).get_files():
         changed_files.add(f.filename)
+        if f.status == "added":
+            added.add(f.filename)
         prev = getattr(f, "previous_filename", None)
         if prev:
             changed_files.add(prev)
@@ -258,14 +278,16 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
                 renamed[prev] = f.filename
 
     head_src = _RefFiles(repo, head_sha)
+    head_src.load_tree()
     head_wfs = _list_workflows(head_src, settings.workflows)
     for path in head_wfs:
         head_src.with_deps(path)
     changed_head = [p for p in head_wfs if head_src.touches(p, changed_files)]
 
     base_src = _RefFiles(repo, base_sha)
+    base_src.load_tree()
     to_base = {h: b for b, h in renamed.items()}
-    base_targets = [to_base.get(p, p) for p in changed_head]
+    base_targets = [to_base.get(p, p) for p in changed_head if p not in added]
     # workflow files the PR deletes (or renames away) exist only at the base
     base_targets += [
         p
@@ -274,9 +296,14 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     ]
     base_targets = [p for p in base_targets if base_src.with_deps(p)]
 
-    head = estimate_files(head_src.files, head_wfs, predictor=predictor)
+    vis = _visibility_kw(estimate_files, settings)
+    head = estimate_files(
+        head_src.files, head_wfs, predictor=predictor, profile=head_src.profile(), **vis
+    )
     base = (
-        estimate_files(base_src.files, base_targets, predictor=predictor)
+        estimate_files(
+            base_src.files, base_targets, predictor=predictor, profile=base_src.profile(), **vis
+        )
         if base_targets
         else {"predictor": head.get("predictor"), "workflows": [], "errors": []}
     )
@@ -310,6 +337,15 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     return Outcome(result=result, markdown=summary, problems=problems, comment=comment)
 
 
+def _visibility_kw(fn: Any, settings: Settings) -> dict[str, str]:
+    """``visibility=`` for the estimate functions, once they take it and the event tells it."""
+    import inspect
+
+    if settings.visibility is None or "visibility" not in inspect.signature(fn).parameters:
+        return {}
+    return {"visibility": settings.visibility}
+
+
 # --- GitHub I/O ---------------------------------------------------------------------------
 
 
@@ -328,18 +364,44 @@ def _github(settings: Settings) -> Any:
 
 
 class _RefFiles:
-    """Workflow-related files of the repository at one commit, read through the contents API."""
+    """The repository at one commit, read through the REST API and never checked out.
+
+    One git-trees call lists every path (for the repository profile the predictor reads, and
+    to know which files exist); the contents API then reads only the workflow files and the
+    local reusable workflows and actions they use.
+    """
 
     def __init__(self, repo: Any, ref: str) -> None:
         self.repo, self.ref = repo, ref
         self.files: dict[str, bytes] = {}
+        self.tree: dict[str, int] | None = None  # path -> size; None: unknown (listing failed)
         self._missing: set[str] = set()
         self._deps: dict[str, set[str]] = {}
+
+    def load_tree(self) -> None:
+        from github import GithubException
+
+        try:
+            tree = self.repo.get_git_tree(self.ref, recursive=True)
+        except GithubException as exc:
+            if exc.status in (404, 409, 422):  # unknown or empty: fall back to contents
+                return
+            raise
+        self.tree = {e.path: int(e.size or 0) for e in tree.tree if e.type == "blob"}
+        if getattr(tree, "raw_data", {}).get("truncated"):
+            self.tree = None  # a huge repository: the listing is partial, do not trust it
+
+    def profile(self) -> RepoProfile | None:
+        if not self.tree:
+            return None
+        from laser_ci.repo_profile import MAX_FILES, profile_from_files
+
+        return profile_from_files(list(self.tree.items())[:MAX_FILES])
 
     def get(self, path: str) -> bytes | None:
         if path in self.files:
             return self.files[path]
-        if path in self._missing:
+        if path in self._missing or (self.tree is not None and path not in self.tree):
             return None
         from github import GithubException
 
@@ -357,6 +419,9 @@ class _RefFiles:
         return self.files[path]
 
     def listdir(self, folder: str) -> list[str]:
+        if self.tree is not None:
+            prefix = folder.rstrip("/") + "/"
+            return sorted(p for p in self.tree if p.startswith(prefix) and "/" not in p[len(prefix) :])
         from github import GithubException
 
         try:
@@ -503,17 +568,25 @@ def _describe(exc: Exception) -> str:
 
 
 def _annotate(result: Mapping[str, Any]) -> None:
+    pr = result.get("pull_request")
+    only = set(pr.get("changed_workflows") or ()) if isinstance(pr, Mapping) else None
     for wf in result.get("workflows") or ():
+        if only is not None and wf.get("path") not in only:
+            continue  # on a PR, annotate what the PR touches, not every workflow every time
         for job in wf.get("jobs") or ():
             hit = over_timeout(job)
             if hit is None:
                 continue
             p90_min, timeout = hit
-            source = "timeout-minutes" if job.get("timeout_minutes") is not None else "default"
+            limit = (
+                f"its timeout-minutes: {timeout:g}"
+                if job.get("timeout_minutes") is not None
+                else f"GitHub's default timeout of {timeout:g} min"
+            )
             _emit(
                 "notice",
                 f"Job '{job.get('name')}' has a predicted p90 runtime of {p90_min:.0f} min, "
-                f"above its {source} timeout of {timeout:g} min.",
+                f"above {limit}.",
                 file=wf.get("path"),
                 line=job.get("line"),
                 title="laser-ci: may hit its timeout",

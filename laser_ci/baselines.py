@@ -389,3 +389,80 @@ def load_baselines(folder: str | Path) -> dict[str, Any]:
         if (folder / cls.FILE).is_file():
             out[name] = cls.load(folder)
     return out
+
+
+# --- training (needs the ``train`` extra: lightgbm, scikit-learn) -------------------------
+
+
+def interval_offsets(residuals: Sequence[float], lo: float = 0.1, hi: float = 0.9) -> tuple[float, float]:
+    """Log-space offsets (q_lo, q_hi) of residuals ``y - prediction``."""
+    r = np.asarray(residuals, dtype=np.float64)
+    if not len(r):
+        return 0.0, 0.0
+    q_lo, q_hi = np.quantile(r, [lo, hi])
+    return float(min(q_lo, 0.0)), float(max(q_hi, 0.0))
+
+
+def bag_vocabulary(
+    rows: Sequence[dict[str, float]], groups: Sequence[str], min_groups: int
+) -> list[str]:
+    """Feature names: every fixed (unprefixed) name, plus bag names (``prefix:...``) seen
+    in at least ``min_groups`` distinct groups (repositories), sorted."""
+    seen: dict[str, set[str]] = {}
+    fixed: set[str] = set()
+    for row, g in zip(rows, groups, strict=True):
+        for k in row:
+            if ":" in k:
+                seen.setdefault(k, set()).add(g)
+            else:
+                fixed.add(k)
+    return sorted(fixed) + sorted(k for k, gs in seen.items() if len(gs) >= min_groups)
+
+
+def fit_lightgbm(
+    X: np.ndarray,
+    y: np.ndarray,
+    params: dict[str, Any],
+    num_rounds: int,
+    weights: np.ndarray | None = None,
+    feature_names: Sequence[str] | None = None,
+) -> TreeEnsemble:
+    import lightgbm as lgb
+
+    p = {"verbose": -1, "num_threads": 1, "seed": 0, "deterministic": True, **params}
+    ds = lgb.Dataset(X, y, weight=weights, free_raw_data=True,
+                     feature_name=list(feature_names) if feature_names else "auto")
+    booster = lgb.train(p, ds, num_boost_round=num_rounds)
+    return TreeEnsemble.from_lightgbm(booster.dump_model())
+
+
+def fit_text_linear(
+    texts: Sequence[str],
+    y: np.ndarray,
+    *,
+    alpha: float = 1.0,
+    ngram_max: int = 2,
+    min_df: int = 2,
+    max_features: int | None = 50000,
+    sublinear_tf: bool = True,
+    weights: np.ndarray | None = None,
+) -> TextLinearPredictor:
+    """TF-IDF (sklearn, with :func:`analyze` as analyzer) + ridge regression on ln seconds."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import Ridge
+
+    vec = TfidfVectorizer(
+        analyzer=make_analyzer(ngram_max), min_df=min_df, max_features=max_features,
+        sublinear_tf=sublinear_tf, norm="l2", smooth_idf=True, dtype=np.float64,
+    )
+    X = vec.fit_transform(texts)
+    model = Ridge(alpha=alpha, fit_intercept=True, solver="auto", random_state=0)
+    model.fit(X, y, sample_weight=weights)
+    vocab = [""] * len(vec.vocabulary_)
+    for term, j in vec.vocabulary_.items():
+        vocab[j] = term
+    return TextLinearPredictor(
+        vocab, vec.idf_, model.coef_, float(model.intercept_), 0.0, 0.0,
+        ngram_max=ngram_max, sublinear_tf=sublinear_tf,
+        info={"alpha": alpha, "min_df": min_df, "max_features": max_features},
+    )  # fmt: skip

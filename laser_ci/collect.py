@@ -35,6 +35,7 @@ import math
 import os
 import re
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -123,6 +124,19 @@ def _raw(obj: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError("a list item is not a JSON object")
     return data
+
+
+def _as_list(obj: Any) -> list[dict[str, Any]]:
+    return [_raw(o) for o in (obj if isinstance(obj, list) else [obj])]
+
+
+def _run_item(run: Any) -> tuple[dict[str, Any], Any]:
+    raw = _raw(run)
+    if not isinstance(raw.get("id"), int) or not isinstance(raw.get("created_at"), str):
+        raise ValueError("a workflow run without id or created_at")
+    if not isinstance(raw.get("head_sha"), str):
+        raise ValueError("a workflow run without head_sha")
+    return raw, run
 
 
 def _message(e: Any) -> str:
@@ -253,9 +267,7 @@ class Store:
         self._handles: dict[str, Any] = {}
         self.recovered = self._recover()
         cache = self.state.setdefault("git_blobs", {})
-        self.git_blobs: dict[str, str] = {
-            k: v for k, v in cache.items() if v in self.blob_ids
-        }
+        self.git_blobs: dict[str, str] = {k: v for k, v in cache.items() if v in self.blob_ids}
         self.state["git_blobs"] = self.git_blobs
         self.pending = 0
 
@@ -424,11 +436,13 @@ class Collector:
         reasons: dict[str, int] = {}
         try:
             with click.progressbar(
-                length=len(candidates), label=f"{full}: {len(candidates)} runs", show_pos=True,
-                file=click.get_text_stream("stderr"),
+                length=len(candidates),
+                label=f"{full}: {len(candidates)} runs",
+                show_pos=True,
+                file=sys.stderr,
             ) as bar:
                 for run in candidates:
-                    run_raw = _raw(run)
+                    run_raw = _raw(run)  # checked by _run_item
                     try:
                         row, texts = self.label_run(repo, full, run, run_raw)
                     except _Skip as why:
@@ -489,12 +503,11 @@ class Collector:
             oldest: datetime | None = None
             while True:
                 items = self.api.call(
-                    lambda runs=runs, page=page: runs.get_page(page),
+                    lambda runs=runs, page=page: [_run_item(r) for r in runs.get_page(page)],
                     f"listing runs of {full}, page {page + 1}",
                 )
-                total = runs.totalCount
-                for run in items:
-                    raw = _raw(run)
+                total = runs.totalCount or 0
+                for raw, run in items:
                     rid, created_at = int(raw["id"]), str(raw["created_at"])
                     t = parse_time(created_at)
                     if oldest is None or (t is not None and t < oldest):
@@ -512,12 +525,14 @@ class Collector:
                         return out, newest, False
                 fetched += len(items)
                 page += 1
-                if fetched >= (total or 0):
+                if fetched >= total and fetched < RESULT_CAP:
                     return out, newest, True
                 if not items or len(items) < PER_PAGE or page * PER_PAGE >= RESULT_CAP:
-                    break  # capped: narrow the window
-            if oldest is None or fresh == 0 or (upper is not None and oldest >= upper):
-                self.echo(f"{full}: cannot list further back than {newest or 'now'}")
+                    break  # the end, or GitHub's cap on one query: narrow the window
+            if oldest is None or fresh == 0:
+                return out, newest, True
+            if upper is not None and oldest >= upper:
+                self.echo(f"{full}: too many runs created at {iso_z(upper)} to list them all")
                 return out, newest, False
             upper = oldest
 
@@ -532,9 +547,7 @@ class Collector:
         if path not in files:
             raise _Skip("workflow file not at the commit")
         try:
-            jobs = self.list_all(
-                lambda: run.jobs(_filter="latest"), f"jobs of run {run_id}"
-            )
+            jobs = self.list_all(lambda: run.jobs(_filter="latest"), f"jobs of run {run_id}")
         except GitHubError as e:
             if e.status in (404, 410):
                 raise _Skip("run deleted") from None
@@ -578,9 +591,10 @@ class Collector:
         page = 0
         while True:
             items = self.api.call(
-                lambda page=page: plist.get_page(page), f"{what}, page {page + 1}"
+                lambda page=page: [_raw(i) for i in plist.get_page(page)],
+                f"{what}, page {page + 1}",
             )
-            out.extend(_raw(i) for i in items)
+            out.extend(items)
             page += 1
             if not items or len(out) >= (plist.totalCount or 0) or len(items) < PER_PAGE:
                 return out
@@ -590,10 +604,9 @@ class Collector:
     ) -> tuple[dict[str, str], dict[str, str], dict[str, Any] | None]:
         """``({path: blob id}, {blob id: text} of new blobs, repo_profile)`` at a commit."""
         try:
-            tree = _raw(
-                self.api.call(
-                    lambda: repo.get_git_tree(sha, recursive=True), f"git tree of {full}@{sha[:7]}"
-                )
+            tree = self.api.call(
+                lambda: _raw(repo.get_git_tree(sha, recursive=True)),
+                f"git tree of {full}@{sha[:7]}",
             )
         except GitHubError as e:
             if e.status in (404, 409, 422):
@@ -632,14 +645,14 @@ class Collector:
             d = todo.pop()
             try:
                 listing = self.api.call(
-                    lambda d=d: repo.get_contents(d, ref=sha), f"contents of {full}/{d}@{sha[:7]}"
+                    lambda d=d: _as_list(repo.get_contents(d, ref=sha)),
+                    f"contents of {full}/{d}@{sha[:7]}",
                 )
             except GitHubError as e:
                 if e.status == 404:
                     continue
                 raise
-            for item in listing if isinstance(listing, list) else [listing]:
-                raw = _raw(item)
+            for raw in listing:
                 if raw.get("type") == "dir":
                     todo.append(str(raw["path"]))
                 elif raw.get("type") == "file" and is_ci_file(str(raw.get("path", ""))):
@@ -647,20 +660,22 @@ class Collector:
         return out
 
     def read_file(self, repo: Any, full: str, path: str, sha: str) -> str | None:
+        def fetch() -> str | None:
+            items = _as_list(repo.get_contents(path, ref=sha))
+            raw = items[0] if len(items) == 1 else {}
+            if raw.get("encoding") != "base64" or not isinstance(raw.get("content"), str):
+                return None
+            return base64.b64decode(raw["content"]).decode("utf-8", errors="replace")
+
         try:
-            item = self.api.call(
-                lambda: repo.get_contents(path, ref=sha), f"{full}/{path}@{sha[:7]}"
-            )
+            text = self.api.call(fetch, f"{full}/{path}@{sha[:7]}")
         except GitHubError as e:
             if e.status == 404:
                 return None
             raise
-        raw = _raw(item) if not isinstance(item, list) else {}
-        if raw.get("encoding") != "base64" or not isinstance(raw.get("content"), str):
+        if text is None:
             self.echo(f"{full}: {path}@{sha[:7]}: no inline content (too large?), left out")
-            return None
-        data = base64.b64decode(raw["content"])
-        return data.decode("utf-8", errors="replace")
+        return text
 
 
 # ---- the command ----------------------------------------------------------------------------
@@ -705,25 +720,38 @@ def _one_line_errors() -> Iterator[None]:
 @click.command("collect")
 @click.argument("repos", nargs=-1, required=True, metavar="OWNER/REPO...")
 @click.option(
-    "-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("gha-runs"),
-    show_default=True, help="Folder to write (created, or added to).",
+    "-o",
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("gha-runs"),
+    show_default=True,
+    help="Folder to write (created, or added to).",
 )
 @click.option(
-    "--since", metavar="WHEN",
+    "--since",
+    metavar="WHEN",
     help="Only runs created since WHEN: 2024-05-01, an ISO 8601 time, or an age (30d, 12h, 2w). "
     "Default: everything on the first call, then only runs newer than the last call.",
 )
 @click.option(
-    "--max-runs", type=click.IntRange(min=1), default=None,
+    "--max-runs",
+    type=click.IntRange(min=1),
+    default=None,
     help="Collect at most N new runs per repository (newest first); run again for more.",
 )
 @click.option(
-    "--token", envvar="GITHUB_TOKEN", show_envvar=True,
+    "--token",
+    envvar="GITHUB_TOKEN",
+    show_envvar=True,
     help="GitHub token (read access to Actions and contents).",
 )
 @click.option(
-    "--api-url", envvar="GITHUB_API_URL", default="https://api.github.com", show_default=True,
-    show_envvar=True, help="GitHub REST API base URL (GitHub Enterprise: https://HOST/api/v3).",
+    "--api-url",
+    envvar="GITHUB_API_URL",
+    default="https://api.github.com",
+    show_default=True,
+    show_envvar=True,
+    help="GitHub REST API base URL (GitHub Enterprise: https://HOST/api/v3).",
 )
 def collect(
     repos: tuple[str, ...],

@@ -504,9 +504,11 @@ def _runner_text(runner: Any) -> str:
         val = next((runner[k] for k in keys if runner.get(k) is not None), None)
         if val is not None:
             specs.append(f"{val:g} {unit}" if isinstance(val, (int, float)) else f"{val} {unit}")
-    text = f"`{label}`" if label else ""
+    text = _md(label)
     if specs:
         text += (" " if text else "") + f"({', '.join(specs)})"
+    if runner.get("guessed"):
+        text += " *(guessed)*"
     return text or "–"
 
 
@@ -558,7 +560,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _md(text: str) -> str:
-    """Escapes what would break a table cell or start Markdown/HTML in a name."""
+    """Escapes what would break a table cell, start Markdown/HTML or @mention in a name."""
     return (
         text.replace("\\", "\\\\")
         .replace("|", "\\|")
@@ -569,10 +571,12 @@ def _md(text: str) -> str:
         .replace("`", "\\`")
         .replace("[", "\\[")
         .replace("]", "\\]")
+        .replace("@", "@&#8203;")  # no @mentions from names in a PR
         .replace("\n", " ")
     )
 
 
 def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("@", "@&#8203;").replace("\n", " ")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,16 @@ from laser_ci.parse import DiskFiles, FileSource, find_repo_root, read_workflows
 from laser_ci.predict import Predictor, Runtime
 from laser_ci.repo_profile import profile_dir
 from laser_ci.serialize import serialize_job
+from laser_ci.size import (
+    Needs,
+    advise,
+    combine,
+    cost_assumptions,
+    cost_job,
+    estimate_monthly_runs,
+    resolve_runner,
+    summarize,
+)
 from laser_ci.workflow import JobInstance, ReadError, RepoProfile, Workflow
 
 
@@ -36,6 +47,20 @@ def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
+
+
+@dataclass(frozen=True)
+class SizingOptions:
+    """What cost figures depend on: ``visibility`` None means unknown (priced as private)."""
+
+    visibility: str | None = None
+    runs_per_month: float | None = None
+    self_hosted_rate: float = 0.0
+
+
+def _needs_docker(job: JobInstance) -> bool:
+    runs = " ".join(s.run or "" for s in job.steps)
+    return bool(job.container or job.services) or "docker " in runs
 
 
 def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
@@ -53,27 +78,63 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
     }
 
 
+def _size_job(job: JobInstance, wf: Workflow, runtime: Runtime, predictor: Predictor,
+              profile: RepoProfile | None, opts: SizingOptions) -> tuple[dict[str, Any], Any]:
+    """Runner, cost and advice for one job; re-predicts on alternative runners on demand."""
+    runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
+                            self_hosted_rate=opts.self_hosted_rate)
+    cost = cost_job(runtime, runner, visibility=opts.visibility)
+
+    def predict_on(label: str) -> Runtime | None:
+        if job.remote_workflow:
+            return None
+        return predictor.predict([serialize_job(replace(job, runs_on=label), wf, profile)])[0]
+
+    advice = advise(runtime, runner, job.timeout_minutes, visibility=opts.visibility,
+                    predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
+    fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
+    return fields, cost
+
+
 def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError],
-                       predictor: Predictor, profile: RepoProfile | None = None) -> dict[str, Any]:
+                       predictor: Predictor, profile: RepoProfile | None = None,
+                       sizing: SizingOptions | None = None) -> dict[str, Any]:
     """Predict every job instance of ``workflows`` in one batch and assemble the result."""
+    opts = sizing or SizingOptions()
     texts = [serialize_job(job, wf, profile) for wf in workflows for job in wf.jobs]
     runtimes = predictor.predict(texts) if texts else []
     out: list[dict[str, Any]] = []
+    all_totals = []
     i = 0
     for wf in workflows:
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
+        jobs, costs = [], []
+        for job, runtime in zip(wf.jobs, mine, strict=True):
+            fields, cost = _size_job(job, wf, runtime, predictor, profile, opts)
+            jobs.append({**_job_json(job, runtime), **fields})
+            costs.append(cost)
+        totals = summarize(costs, runs=estimate_monthly_runs(wf.triggers, wf.on,
+                                                             given=opts.runs_per_month))
+        all_totals.append(totals)
         out.append({
             "path": wf.path,
             "name": wf.name,
             "triggers": wf.triggers,
-            "jobs": [_job_json(j, r) for j, r in zip(wf.jobs, mine, strict=True)],
+            "jobs": jobs,
             "critical_path_s": round(critical_path(wf.jobs, [r.p50 for r in mine]), 1),
             "billable_s": round(sum(r.p50 for r in mine), 1),
+            **totals.to_json(),
         })
     return {
         "predictor": predictor.name,
         "workflows": out,
+        "totals": {
+            "critical_path_s": round(max((w["critical_path_s"] for w in out), default=0.0), 1),
+            "billable_s": round(sum(w["billable_s"] for w in out), 1),
+            **combine(all_totals).to_json(),
+        },
+        "assumptions": cost_assumptions(opts.visibility, opts.self_hosted_rate),
         "errors": [e.to_json() for e in errors],
     }
 
@@ -86,16 +147,18 @@ def _default_predictor(model_dir: str | None) -> Predictor:
 
 def estimate_files(files: FileSource, targets: Sequence[str], *,
                    predictor: Predictor | None = None, profile: RepoProfile | None = None,
-                   model_dir: str | None = None) -> dict[str, Any]:
+                   model_dir: str | None = None,
+                   sizing: SizingOptions | None = None) -> dict[str, Any]:
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
     workflows, errors = read_workflows(files, targets)
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
-                              profile)
+                              profile, sizing)
 
 
 def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
                    predictor: Predictor | None = None, model_dir: str | None = None,
-                   profile: RepoProfile | None = None) -> dict[str, Any]:
+                   profile: RepoProfile | None = None,
+                   sizing: SizingOptions | None = None) -> dict[str, Any]:
     """Estimate workflow files or folders on disk (default ``.github/workflows``)."""
     paths = list(paths) or [".github/workflows"]
     root = Path(repo_root).resolve() if repo_root else find_repo_root(Path(paths[0]))
@@ -103,7 +166,7 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     if profile is None:
         profile = profile_dir(root)
     result = estimate_files(DiskFiles(root), targets, predictor=predictor, profile=profile,
-                            model_dir=model_dir)
+                            model_dir=model_dir, sizing=sizing)
     result["errors"] = [e.to_json() for e in errors] + result["errors"]
     return result
 
@@ -117,13 +180,22 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
 @click.option("--repo-root", type=click.Path(file_okay=False, exists=True),
               help="Repository root for resolving ./ references (default: nearest folder "
                    "with .github).")
-def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None,
-             repo_root: str | None) -> None:
+@click.option("--visibility", type=click.Choice(["public", "private", "internal"]),
+              help="Repository visibility for runner sizes and prices (default: unknown, "
+                   "priced as private and said so).")
+@click.option("--runs-per-month", type=click.FloatRange(min=0),
+              help="Runs per month for the monthly cost projection.")
+@click.option("--self-hosted-rate", type=click.FloatRange(min=0), default=0.0,
+              show_default=True, help="USD per minute charged for self-hosted runners.")
+def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
+             visibility: str | None, runs_per_month: float | None,
+             self_hosted_rate: float) -> None:
     """Predict each job's runtime in workflow files or folders (default .github/workflows)."""
     from laser_ci.report import render
 
+    sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)
     try:
-        result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir)
+        result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing)
     except (OSError, ValueError) as exc:
         click.echo(f"laser-ci: {exc}", err=True)
         sys.exit(2)

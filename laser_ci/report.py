@@ -49,6 +49,22 @@ def _cost(job_or_wf: dict[str, Any]) -> str:
     return "" if cost is None else f"${cost:,.3f}"
 
 
+def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:
+    """One line per advice; the same kind of advice on many jobs is folded into one line."""
+    by_kind: dict[str, list[tuple[str, str]]] = {}
+    for job in jobs:
+        for advice in job.get("advice") or []:
+            by_kind.setdefault(advice["kind"], []).append((job["name"], advice["message"]))
+    out = []
+    for kind, items in by_kind.items():
+        if len(items) > 2:
+            name, message = items[0]
+            out.append(f"  advice ({kind}, {len(items)} jobs, e.g. {name}): {message}")
+        else:
+            out.extend(f"  advice ({kind}): {name}: {message}" for name, message in items)
+    return out
+
+
 def render_table(result: dict[str, Any]) -> str:
     lines: list[str] = []
     for wf in result["workflows"]:
@@ -66,6 +82,7 @@ def render_table(result: dict[str, Any]) -> str:
             note = _job_note(job)
             if note:
                 lines.append(f"  note: {job['name']}: {note}")
+        lines.extend(_advice_lines(wf["jobs"]))
         total = (f"  critical path {format_duration(wf['critical_path_s'])}"
                  f" · billable {format_duration(wf['billable_s'])}")
         if wf.get("cost_usd") is not None:
@@ -75,6 +92,8 @@ def render_table(result: dict[str, Any]) -> str:
     if not result["workflows"]:
         lines.append("no workflows estimated")
         lines.append("")
+    if result.get("assumptions"):
+        lines.append("assumptions: " + " ".join(result["assumptions"]))
     lines.append(f"predictor: {result['predictor']}")
     return "\n".join(lines) + "\n"
 
@@ -91,19 +110,35 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
                    f"billable **{format_duration(wf['billable_s'])}**.")
         out.append("")
-        out.append("| job | runner | p50 | p10 – p90 |")
-        out.append("|---|---|---:|---|")
+        out.append("| job | runner | p50 | p10 – p90 | cost |")
+        out.append("|---|---|---:|---|---:|")
         for job in wf["jobs"]:
             name = _md(job["name"]) + (" ⚠️ dynamic matrix" if job.get("dynamic_matrix") else "")
             out.append(f"| {name} | `{_md(runner_label(job))}` | "
-                       f"{format_duration(job['runtime_s']['p50'])} | {format_band(job['runtime_s'])} |")
+                       f"{format_duration(job['runtime_s']['p50'])} | {format_band(job['runtime_s'])} | "
+                       f"{_cost(job) or '–'} |")
         out.append("")
+        advice = [(job["name"], a["message"]) for job in wf["jobs"] for a in job.get("advice") or []]
+        if advice:
+            out.append(f"<details><summary>Advice ({len(advice)})</summary>")
+            out.append("")
+            out.extend(f"- **{_md(name)}**: {_md(msg)}" for name, msg in advice)
+            out.append("")
+            out.append("</details>")
+            out.append("")
     if result["errors"]:
         out.append("**Files that could not be read**")
         out.append("")
         for err in result["errors"]:
             where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
             out.append(f"- `{_md(where)}`: {_md(err['message'])}")
+        out.append("")
+    if result.get("assumptions"):
+        out.append("<details><summary>Assumptions behind the costs</summary>")
+        out.append("")
+        out.extend(f"- {_md(a)}" for a in result["assumptions"])
+        out.append("")
+        out.append("</details>")
         out.append("")
     out.append(f"<sub>predictor: {_md(result['predictor'])}</sub>")
     return "\n".join(out) + "\n"

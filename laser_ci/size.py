@@ -111,9 +111,7 @@ class Catalog:
             sources=tuple(data.get("sources", ())),
             retired=frozenset(x.lower() for x in data.get("retired_labels", ())),
             included_minutes=dict(data.get("included_minutes", {})),
-            default_timeout_minutes=int(
-                billing.get("default_timeout_minutes", DEFAULT_TIMEOUT_MINUTES)
-            ),
+            default_timeout_minutes=int(billing.get("default_timeout_minutes", DEFAULT_TIMEOUT_MINUTES)),
             self_hosted_max_job_minutes=int(billing.get("self_hosted_max_job_minutes", 7200)),
         )
 
@@ -180,7 +178,7 @@ class Runner:
             "kind": self.kind,
             "os": self.os,
             "arch": self.arch,
-            "cores": self.cores,
+            "vcpus": self.cores,
             "ram_gb": self.ram_gb,
             "gpu": self.gpu,
             "sku": self.sku,
@@ -287,8 +285,10 @@ def _resolve_value(value: Any, vis: str, rate: float, cat: Catalog) -> Runner:
 
 def _resolve_unknown_expr(u: _Unknown, vis: str, rate: float, cat: Catalog) -> Runner:
     if u.refs and all(r.startswith("matrix") for r in u.refs):
-        why = (f"`runs-on` uses {_refs_text(u)}, which has no value in this matrix combination "
-               "(a dynamic matrix is only known at run time)")  # fmt: skip
+        why = (
+            f"`runs-on` uses {_refs_text(u)}, which has no value in this matrix combination "
+            "(a dynamic matrix is only known at run time)"
+        )
     else:
         why = f"`runs-on` depends on {_refs_text(u)}, which is not known before the run"
     options = [o for o in u.options if isinstance(o, (str, list, dict)) and o]
@@ -297,12 +297,10 @@ def _resolve_unknown_expr(u: _Unknown, vis: str, rate: float, cat: Catalog) -> R
     resolved = [_resolve_value(o, vis, rate, cat) for o in options]
     names = ", ".join(f"`{_display(o)}`" for o in options)
     if u.open:
-        return Runner(label=_display(u), kind="unknown", reason=f"{why}; it may be {names} "
-                      "or another value")  # fmt: skip
+        return Runner(label=_display(u), kind="unknown", reason=f"{why}; it may be {names} or another value")
     first = resolved[0]
     same = all(
-        (r.kind, r.sku, r.cores, r.price_per_min)
-        == (first.kind, first.sku, first.cores, first.price_per_min)
+        (r.kind, r.sku, r.cores, r.price_per_min) == (first.kind, first.sku, first.cores, first.price_per_min)
         for r in resolved
     )
     if same and first.kind != "unknown":
@@ -316,11 +314,23 @@ def _resolve_unknown_expr(u: _Unknown, vis: str, rate: float, cat: Catalog) -> R
 
 
 _OS_WORDS = {
-    "linux": "linux", "ubuntu": "linux", "windows": "windows", "win": "windows",
-    "macos": "macos", "mac": "macos", "osx": "macos", "darwin": "macos",
-}  # fmt: skip
-_ARCH_WORDS = {"x64": "x64", "amd64": "x64", "x86_64": "x64", "arm64": "arm64",
-               "aarch64": "arm64", "arm": "arm64"}  # fmt: skip
+    "linux": "linux",
+    "ubuntu": "linux",
+    "windows": "windows",
+    "win": "windows",
+    "macos": "macos",
+    "mac": "macos",
+    "osx": "macos",
+    "darwin": "macos",
+}
+_ARCH_WORDS = {
+    "x64": "x64",
+    "amd64": "x64",
+    "x86_64": "x64",
+    "arm64": "arm64",
+    "aarch64": "arm64",
+    "arm": "arm64",
+}
 _SELF_HOSTED_ARCH = {**_ARCH_WORDS, "arm": "arm", "x86": "x86"}  # runner labels X64/ARM/ARM64
 _CORES_RE = re.compile(r"(?<![\d.])(\d{1,3})[-_ ]?(?:cores?|cpus?|vcpus?)(?![a-z])")
 _FAMILIES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -450,9 +460,7 @@ def _resolve_label(label: str, display: str, vis: str, cat: Catalog) -> Runner:
     )
 
 
-def _resolve_by_shape(
-    name: str, display: str, vis: str, cat: Catalog, *, source: str
-) -> Runner | None:
+def _resolve_by_shape(name: str, display: str, vis: str, cat: Catalog, *, source: str) -> Runner | None:
     os, arch, cores, gpu = _shape_from_name(name)
     if cores is None and not gpu:
         return None
@@ -601,8 +609,13 @@ def _compare(op: str, a: Any, b: Any) -> bool:
     else:
         x, y = _num(a), _num(b)
     return {
-        "==": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y,
-    }[op]  # fmt: skip
+        "==": x == y,
+        "!=": x != y,
+        "<": x < y,
+        "<=": x <= y,
+        ">": x > y,
+        ">=": x >= y,
+    }[op]
 
 
 class _Parser:
@@ -770,17 +783,17 @@ def _call(name: str, args: list[Any]) -> Any:
     if name == "tojson" and len(args) == 1:
         return json.dumps(args[0])
     if name == "format" and args and isinstance(args[0], str):
-        return re.sub(
-            r"\{(\d+)\}", lambda m: _to_str(args[int(m.group(1)) + 1]), args[0]
-        ).replace("{{", "{").replace("}}", "}")
+        return (
+            re.sub(r"\{(\d+)\}", lambda m: _to_str(args[int(m.group(1)) + 1]), args[0])
+            .replace("{{", "{")
+            .replace("}}", "}")
+        )
     if name in ("contains", "startswith", "endswith") and len(args) == 2:
         a, b = args
         if name == "contains" and isinstance(a, list):
             return any(_compare("==", x, b) for x in a)
         a, b = _to_str(a).casefold(), _to_str(b).casefold()
-        return {"contains": b in a, "startswith": a.startswith(b), "endswith": a.endswith(b)}[
-            name
-        ]
+        return {"contains": b in a, "startswith": a.startswith(b), "endswith": a.endswith(b)}[name]
     if name == "join" and args and isinstance(args[0], list):
         sep = _to_str(args[1]) if len(args) > 1 else ","
         return sep.join(_to_str(x) for x in args[0])
@@ -816,9 +829,7 @@ def job_cost(runtime_s: float, runner: Runner, *, visibility: str | None = None)
     return billable_minutes(runtime_s) * _micro(runner.price_per_min) / 1_000_000
 
 
-def _affordable_minutes(
-    current: Runner, alternative: Runner, runtime_s: float, vis: str
-) -> int | None:
+def _affordable_minutes(current: Runner, alternative: Runner, runtime_s: float, vis: str) -> int | None:
     """Whole minutes the alternative may bill and still cost no more than the current runner.
     -1 means any duration (the alternative is free)."""
     cur_price = 0 if _is_free(current, vis) else _micro(current.price_per_min or 0)
@@ -891,10 +902,9 @@ def cost_job(runtime: Runtime, runner: Runner, *, visibility: str | None = None)
     if runner.price_per_min is None:
         notes.append(f"no price: {runner.reason}" if runner.reason else "no price: unknown runner")
         return JobCost(runner, minutes, None, None, None, None, tuple(notes))
-    cost = job_cost(runtime.p50, runner, visibility=vis)
-    lo = job_cost(runtime.p10, runner, visibility=vis)
-    hi = job_cost(runtime.p90, runner, visibility=vis)
-    assert cost is not None and lo is not None and hi is not None
+    cost = job_cost(runtime.p50, runner, visibility=vis) or 0.0
+    lo = job_cost(runtime.p10, runner, visibility=vis) or 0.0
+    hi = job_cost(runtime.p90, runner, visibility=vis) or 0.0
     if_private = None
     if _is_free(runner, vis):
         if_private = job_cost(runtime.p50, runner, visibility="private")
@@ -903,7 +913,7 @@ def cost_job(runtime: Runtime, runner: Runner, *, visibility: str | None = None)
             "same minutes at the private rate (private machines are smaller, so runs would "
             "likely take longer)"
         )
-    elif runner.kind == "larger":
+    elif runner.kind == "larger" and vis == "public":
         notes.append("larger runners are billed in public repositories too")
     if runner.kind == "self-hosted":
         notes.append(f"self-hosted minutes priced at ${runner.price_per_min:g}/min (configurable)")
@@ -947,18 +957,21 @@ class Totals:
         return self.jobs - self.priced_jobs
 
     def to_json(self) -> dict[str, Any]:
+        """Two keys for a workflow's (or PR's) JSON object: ``cost_usd`` and ``cost``."""
         return {
-            "jobs": self.jobs,
-            "priced_jobs": self.priced_jobs,
-            "unknown_jobs": self.unknown_jobs,
-            "billable_minutes": self.billable_minutes,
             "cost_usd": _r(self.cost_usd),
-            "range_usd": [_r(x) for x in self.range_usd],
-            "if_private_usd": _r(self.if_private_usd),
-            "runs_per_month": None if self.runs_per_month is None else round(self.runs_per_month),
-            "runs_per_month_basis": self.runs_basis,
-            "monthly_cost_usd": _r(self.monthly_cost_usd),
-            "assumptions": list(self.assumptions),
+            "cost": {
+                "jobs": self.jobs,
+                "priced_jobs": self.priced_jobs,
+                "unknown_jobs": self.unknown_jobs,
+                "billable_minutes": self.billable_minutes,
+                "range_usd": [_r(x) for x in self.range_usd],
+                "if_private_usd": _r(self.if_private_usd),
+                "runs_per_month": None if self.runs_per_month is None else round(self.runs_per_month),
+                "runs_per_month_basis": self.runs_basis,
+                "monthly_cost_usd": _r(self.monthly_cost_usd),
+                "assumptions": list(self.assumptions),
+            },
         }
 
 
@@ -981,15 +994,14 @@ def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = No
         notes.append(f"{len(costs) - len(priced)} job(s) on unknown runners are not counted")
     if len(priced) > 1:
         notes.append(
-            "the range adds up per-job p10 and p90 costs, so it is wider than the likely "
-            "range of the total"
+            "the range adds up per-job p10 and p90 costs, so it is wider than the likely range of the total"
         )
     if isinstance(runs, (int, float)):
         runs = MonthlyRuns(float(runs), f"given: {runs:g} runs per month")
     monthly = None
     if runs is not None:
         monthly = round(total * runs.runs, 6)
-        notes.append(f"monthly projection: cost per run x {runs.runs:.0f} runs ({runs.basis})")
+        notes.append(f"monthly projection: cost per run x {runs.runs:.0f} runs per month; {runs.basis}")
     return Totals(
         jobs=len(costs),
         priced_jobs=len(priced),
@@ -1014,11 +1026,8 @@ def combine(totals: Iterable[Totals]) -> Totals:
         priced_jobs=sum(t.priced_jobs for t in ts),
         billable_minutes=sum(t.billable_minutes for t in ts),
         cost_usd=round(sum(t.cost_usd for t in ts), 6),
-        range_usd=(round(sum(t.range_usd[0] for t in ts), 6),
-                   round(sum(t.range_usd[1] for t in ts), 6)),  # fmt: skip
-        if_private_usd=(
-            round(sum(privs), 6) if any(t.if_private_usd is not None for t in ts) else None
-        ),
+        range_usd=(round(sum(t.range_usd[0] for t in ts), 6), round(sum(t.range_usd[1] for t in ts), 6)),
+        if_private_usd=(round(sum(privs), 6) if any(t.if_private_usd is not None for t in ts) else None),
         monthly_cost_usd=(
             round(sum(m for m in monthly if m is not None), 6)
             if ts and all(m is not None for m in monthly)
@@ -1045,18 +1054,23 @@ def cost_assumptions(
         "like `ubuntu-latest-8-cores` are guesses.",
     ]
     if assumed:
-        out.insert(0, "Repository visibility not given: costed as private (standard runners "
-                      "would be free in a public repository).")  # fmt: skip
+        out.insert(
+            0,
+            "Repository visibility not given: costed as private (standard runners "
+            "would be free in a public repository).",
+        )
     elif vis == "public":
-        out.insert(0, "Public repository: standard GitHub-hosted runners are free and sized "
-                      "4 vCPU / 16 GB (Linux, Windows).")  # fmt: skip
+        out.insert(
+            0,
+            "Public repository: standard GitHub-hosted runners are free and sized "
+            "4 vCPU / 16 GB (Linux, Windows).",
+        )
     return out
 
 
 # --- monthly runs -------------------------------------------------------------------------
 
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split())}  # fmt: skip
+_MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
 _DOWS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
 
 
@@ -1153,6 +1167,25 @@ def monthly_runs_from_history(run_count: int, span_days: float) -> MonthlyRuns |
     return MonthlyRuns(runs, f"{run_count} runs in {span_days:g} days of collected history")
 
 
+def estimate_monthly_runs(
+    triggers: Sequence[str],
+    on: Any,
+    *,
+    given: float | None = None,
+    history: tuple[int, float] | None = None,
+) -> MonthlyRuns | None:
+    """Runs per month for a workflow: ``given`` (``--runs-per-month``) if set, else collected
+    ``history`` as ``(run_count, span_days)``, else the schedule in ``on`` (a lower bound when
+    other triggers exist); None when none of these says anything."""
+    if given is not None:
+        return MonthlyRuns(float(given), f"given: {given:g} runs per month")
+    if history is not None:
+        from_history = monthly_runs_from_history(*history)
+        if from_history is not None:
+            return from_history
+    return monthly_runs_from_triggers(triggers, on)
+
+
 # --- advice -------------------------------------------------------------------------------
 
 
@@ -1235,7 +1268,7 @@ def advise(
     if runtime is None or runner.kind not in ("github-hosted", "larger") or runner.os is None:
         return out
     out += _short_job_advice(runtime, runner, vis, predict_on, needs, cat, base)
-    out += _needs_advice(runner, vis, needs, cat, base)
+    out += _needs_advice(runtime, runner, vis, needs, cat, base)
     out += _sizing_advice(runtime, runner, vis, predict_on, cat, base)
     return out
 
@@ -1262,8 +1295,11 @@ def _timeout_advice(
         if limit <= (suggested or 0):
             pass  # the runner's own limit is already as tight as we would suggest
         else:
-            whose = (f"the `{runner.label}` job limit" if limit < cat.default_timeout_minutes
-                     else "GitHub's default")  # fmt: skip
+            whose = (
+                f"the `{runner.label}` job limit"
+                if limit < cat.default_timeout_minutes
+                else "GitHub's default"
+            )
             msg = f"No `timeout-minutes`: a hung run holds the runner for up to {limit} min ({whose})."
             worst = job_cost(limit * 60, runner, visibility=vis)
             if worst:
@@ -1293,7 +1329,7 @@ def _timeout_advice(
                 tuple(base + why),
             )
         )
-    if t > cap:
+    if runner.max_job_minutes is not None and t > cap:
         out.append(
             Advice(
                 "timeout",
@@ -1343,8 +1379,10 @@ def _short_job_advice(
         return []
     free = _is_free(runner, vis)
     price = "free in a public repository" if free else f"{_usd(runner.price_per_min or 0)}"
-    head = (f"Predicted to finish within {_fmt_s(runtime.p90)} (p90), far below the 1-minute "
-            f"billing unit: each run bills a full minute on `{runner.label}` ({price}).")  # fmt: skip
+    head = (
+        f"Predicted to finish within {_fmt_s(runtime.p90)} (p90), far below the 1-minute "
+        f"billing unit: each run bills a full minute on `{runner.label}` ({price})."
+    )
     slim_entry = cat.by_label("ubuntu-slim")
     fits_slim = (
         slim_entry is not None
@@ -1362,8 +1400,13 @@ def _short_job_advice(
                 "merge",
                 head + " Consider merging it into another job that runs on the same runner.",
                 {},
-                tuple(base + ["merging saves the runner start-up and the rounding; it adds "
-                              "the job's steps to the other job's critical path"]),  # fmt: skip
+                tuple(
+                    base
+                    + [
+                        "merging saves the runner start-up and the rounding; it adds "
+                        "the job's steps to the other job's critical path"
+                    ]
+                ),
             )
         ]
     slim = _from_entry(slim_entry, slim_entry.label, vis)
@@ -1407,14 +1450,27 @@ def _fits(e: CatalogEntry, vis: str, needs: Needs) -> bool:
 
 
 def cheapest_fit(
-    os: str, arch: str, needs: Needs, *, visibility: str | None = None,
+    os: str,
+    arch: str,
+    needs: Needs,
+    *,
+    visibility: str | None = None,
+    runtime_s: float | None = None,
     catalog: Catalog | None = None,
-) -> Runner | None:  # fmt: skip
-    """The cheapest catalog runner of this OS and architecture that meets ``needs``, by
-    price per minute (which assumes the job takes about as long on each)."""
+) -> Runner | None:
+    """The cheapest catalog runner of this OS and architecture that meets ``needs`` (and whose
+    job limit is above ``runtime_s``), by price per minute, which assumes the job takes about
+    as long on each."""
     cat = catalog or load_catalog()
     vis, _ = _visibility(visibility)
-    fits = [e for e in cat.entries if e.os == os and e.arch == arch and _fits(e, vis, needs)]
+    fits = [
+        e
+        for e in cat.entries
+        if e.os == os
+        and e.arch == arch
+        and _fits(e, vis, needs)
+        and (runtime_s is None or e.max_job_minutes * 60 > runtime_s)
+    ]
     if not fits:
         return None
 
@@ -1426,30 +1482,45 @@ def cheapest_fit(
     return _from_entry(best, best.label, vis)
 
 
-def _needs_advice(runner: Runner, vis: str, needs: Needs, cat: Catalog, base: list[str]) -> list[Advice]:
+def _needs_advice(
+    runtime: Runtime, runner: Runner, vis: str, needs: Needs, cat: Catalog, base: list[str]
+) -> list[Advice]:
     if needs.cores is None and needs.ram_gb is None and not needs.gpu:
         return []
-    assert runner.os is not None
-    best = cheapest_fit(runner.os, runner.arch or "x64", needs, visibility=vis, catalog=cat)
+    if runner.os is None:
+        return []
+    best = cheapest_fit(
+        runner.os, runner.arch or "x64", needs, visibility=vis, runtime_s=runtime.p90, catalog=cat
+    )
     short = (
         (needs.ram_gb is not None and (runner.ram_gb or 0) < needs.ram_gb)
         or (needs.cores is not None and (runner.cores or 0) < needs.cores)
         or (needs.gpu and not runner.gpu)
     )
     want = ", ".join(
-        x for x in (
+        x
+        for x in (
             f"{needs.cores} cores" if needs.cores else "",
             f"{needs.ram_gb:g} GB RAM" if needs.ram_gb else "",
             "a GPU" if needs.gpu else "",
-        ) if x
-    )  # fmt: skip
+        )
+        if x
+    )
     have = f"{runner.cores} cores, {runner.ram_gb:g} GB" if runner.ram_gb else "unknown size"
-    notes = tuple(base + ["compares list prices per minute; assumes the job takes about as "
-                          "long on either runner"])  # fmt: skip
+    notes = tuple(
+        base + ["compares list prices per minute; assumes the job takes about as long on either runner"]
+    )
     if short:
         if best is None:
-            return [Advice("runner", f"The job needs {want}; `{runner.label}` has {have}, and "
-                           "no GitHub-hosted runner of this OS fits.", {}, notes)]  # fmt: skip
+            return [
+                Advice(
+                    "runner",
+                    f"The job needs {want}; `{runner.label}` has {have}, and "
+                    "no GitHub-hosted runner of this OS fits.",
+                    {},
+                    notes,
+                )
+            ]
         return [
             Advice(
                 "runner",
@@ -1476,8 +1547,9 @@ def _needs_advice(runner: Runner, vis: str, needs: Needs, cat: Catalog, base: li
     return []
 
 
-def alternatives(runner: Runner, *, visibility: str | None = None,
-                 catalog: Catalog | None = None) -> list[Runner]:  # fmt: skip
+def alternatives(
+    runner: Runner, *, visibility: str | None = None, catalog: Catalog | None = None
+) -> list[Runner]:
     """Runners worth comparing for sizing: the next two bigger and the next smaller machine of
     the same OS and architecture (GPU runners only against GPU runners)."""
     cat = catalog or load_catalog()
@@ -1510,8 +1582,14 @@ def _sizing_advice(
     out: list[Advice] = []
     cur_cost = job_cost(runtime.p50, runner, visibility=vis) or 0.0
     if runner.kind == "larger" and vis == "public":
-        std = next((e for e in cat.entries if e.kind == "standard" and not e.container
-                    and (e.os, e.arch) == (runner.os, runner.arch)), None)  # fmt: skip
+        std = next(
+            (
+                e
+                for e in cat.entries
+                if e.kind == "standard" and not e.container and (e.os, e.arch) == (runner.os, runner.arch)
+            ),
+            None,
+        )
         if std is not None:
             cores, ram = std.size(vis)
             out.append(
@@ -1528,9 +1606,10 @@ def _sizing_advice(
         return out
     free_now = _is_free(runner, vis)
     alts = [
-        a for a in alternatives(runner, visibility=vis, catalog=cat)
+        a
+        for a in alternatives(runner, visibility=vis, catalog=cat)
         if not (free_now and (a.cores or 0) < (runner.cores or 0))  # smaller and paid: pointless
-    ]  # fmt: skip
+    ]
     if not alts:
         return out
     rows = [_alternative_row(runtime, runner, alt, vis, predict_on, free_now) for alt in alts]
@@ -1539,28 +1618,43 @@ def _sizing_advice(
         "as far as the job's work runs in parallel",
     ]
     if any(alt.kind == "larger" for alt in alts):
-        notes.append("larger runners need a GitHub Team or Enterprise Cloud plan; their labels "
-                     "are names your organization chooses (the ones shown are examples)")  # fmt: skip
+        notes.append(
+            "larger runners need a GitHub Team or Enterprise Cloud plan; their labels "
+            "are names your organization chooses (the ones shown are examples)"
+        )
     predicted = [r for r in rows if "predicted_p50_s" in r]
     if predicted:
-        notes.append("runtimes on the alternatives are the predictor's, re-run with the "
-                     "alternative `runs-on`")  # fmt: skip
-        best = min(predicted, key=lambda r: (r["cost_usd"], r["predicted_p50_s"]))
+        notes.append(
+            "runtimes on the alternatives are the predictor's, re-run with the alternative `runs-on`"
+        )
+        wins = [
+            r
+            for r in predicted
+            if not free_now
+            and r["cost_usd"] <= cur_cost
+            and (r["cost_usd"] < cur_cost or r["predicted_p50_s"] < runtime.p50)
+        ]
         fast = min(predicted, key=lambda r: (r["predicted_p50_s"], r["cost_usd"]))
         now = f"{_fmt_s(runtime.p50)}, " + ("free" if free_now else f"{_usd(cur_cost)} per run")
         suggested: dict[str, Any] = {"alternatives": rows}
-        if not free_now and best["cost_usd"] < cur_cost:
-            msg = (f"`{best['label']}` is predicted to take {_fmt_s(best['predicted_p50_s'])} "
-                   f"for {_usd(best['cost_usd'])} per run (now {now}).")  # fmt: skip
+        if wins:
+            best = min(wins, key=lambda r: (r["cost_usd"], r["predicted_p50_s"]))
+            msg = (
+                f"`{best['label']}` is predicted to take {_fmt_s(best['predicted_p50_s'])} "
+                f"for {_usd(best['cost_usd'])} per run (now {now}): "
+                f"{'cheaper' if best['cost_usd'] < cur_cost else 'same cost'}"
+                f"{', faster' if best['predicted_p50_s'] < runtime.p50 else ''}."
+            )
             suggested = {"runs-on": best["label"], "alternatives": rows}
         elif fast["predicted_p50_s"] < runtime.p50 * 0.8:
             extra = fast["cost_usd"] - cur_cost
-            msg = (f"`{fast['label']}` is predicted to take {_fmt_s(fast['predicted_p50_s'])} "
-                   f"for {_usd(fast['cost_usd'])} per run ({'+' if extra >= 0 else '-'}"
-                   f"{_usd(abs(extra))}; now {now}).")  # fmt: skip
+            msg = (
+                f"`{fast['label']}` is predicted to take {_fmt_s(fast['predicted_p50_s'])} "
+                f"for {_usd(fast['cost_usd'])} per run ({'+' if extra >= 0 else '-'}"
+                f"{_usd(abs(extra))}; now {now})."
+            )
         else:
-            msg = (f"No other size is predicted to be cheaper or much faster than "
-                   f"`{runner.label}` ({now}).")  # fmt: skip
+            msg = f"No other size is predicted to be cheaper or much faster than `{runner.label}` ({now})."
         out.append(Advice("runner", msg, suggested, tuple(notes)))
         return out
     if free_now:
@@ -1574,11 +1668,12 @@ def _sizing_advice(
         elif s_ == 0:
             parts.append(f"{what} is free here")
         elif s_ >= 1:
-            parts.append(f"{what} must bill at most {r['max_billed_minutes']} min "
-                         f"({s_:g}x faster)")  # fmt: skip
+            parts.append(f"{what} must bill at most {r['max_billed_minutes']} min ({s_:g}x faster)")
         else:
-            parts.append(f"{what} costs no more while it bills at most "
-                         f"{r['max_billed_minutes']} min (up to {1 / s_:.2g}x slower)")  # fmt: skip
+            parts.append(
+                f"{what} costs no more while it bills at most "
+                f"{r['max_billed_minutes']} min (up to {1 / s_:.2g}x slower)"
+            )
     out.append(
         Advice(
             "runner",

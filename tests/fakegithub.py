@@ -180,9 +180,7 @@ def created_matches(expr: str, value: str) -> bool:
             return t < _bound(rest, upper=False)
     if ".." in expr:
         lo, hi = expr.split("..", 1)
-        return (lo == "*" or t >= _bound(lo, upper=False)) and (
-            hi == "*" or t <= _bound(hi, upper=True)
-        )
+        return (lo == "*" or t >= _bound(lo, upper=False)) and (hi == "*" or t <= _bound(hi, upper=True))
     return _bound(expr, upper=False) <= t <= _bound(expr, upper=True)
 
 
@@ -221,6 +219,7 @@ class FakeGitHub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:  # noqa: N802
                 fake._handle(self, "GET")
@@ -241,7 +240,9 @@ class FakeGitHub:
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}{self.prefix}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -444,9 +445,7 @@ class FakeGitHub:
             "artifacts_url": f"{api}/artifacts",
             "cancel_url": f"{api}/cancel",
             "rerun_url": f"{api}/rerun",
-            "previous_attempt_url": (
-                f"{api}/attempts/{run_attempt - 1}" if run_attempt > 1 else None
-            ),
+            "previous_attempt_url": (f"{api}/attempts/{run_attempt - 1}" if run_attempt > 1 else None),
             "workflow_url": wf["url"],
             "head_commit": {
                 "id": head_sha,
@@ -603,10 +602,7 @@ class FakeGitHub:
         data.update(fields)
         norm: list[dict[str, Any]] | None = None
         if files is not None:
-            norm = [
-                f if isinstance(f, dict) else self._pr_file(repo, head_sha, f, "modified")
-                for f in files
-            ]
+            norm = [f if isinstance(f, dict) else self._pr_file(repo, head_sha, f, "modified") for f in files]
         with self.lock:
             self.pulls[(repo, number)] = data
             self.pull_files[(repo, number)] = norm
@@ -694,9 +690,7 @@ class FakeGitHub:
     ) -> Fault:
         return self.inject(pattern, status, {"message": "Server Error"}, None, method, times)
 
-    def inject_forbidden(
-        self, pattern: str, method: str | None = None, times: int | None = 1
-    ) -> Fault:
+    def inject_forbidden(self, pattern: str, method: str | None = None, times: int | None = 1) -> Fault:
         body = {
             "message": "Resource not accessible by integration",
             "documentation_url": f"{DOCS}/issues/comments#create-an-issue-comment",
@@ -733,9 +727,7 @@ class FakeGitHub:
     def _mini_repo(self, repo_json: dict[str, Any]) -> dict[str, Any]:
         keys = ("id", "node_id", "name", "full_name", "private", "owner", "html_url")
         mini = {k: repo_json[k] for k in keys}
-        mini.update(
-            description=repo_json["description"], fork=False, url=repo_json["url"]
-        )
+        mini.update(description=repo_json["description"], fork=False, url=repo_json["url"])
         return mini
 
     def _resolve(self, repo: str, ref: str | None) -> str:
@@ -747,9 +739,7 @@ class FakeGitHub:
                 return self.refs[(repo, name)]
         raise HTTPError(404, f"No commit found for the ref {ref}")
 
-    def _content_entry(
-        self, repo: str, ref: str, path: str, data: bytes | None
-    ) -> dict[str, Any]:
+    def _content_entry(self, repo: str, ref: str, path: str, data: bytes | None) -> dict[str, Any]:
         api = f"{self.url}/repos/{repo}"
         quoted = urllib.parse.quote(path)
         if data is None:
@@ -854,8 +844,7 @@ class FakeGitHub:
                     status, payload, headers = self._route(req)
                 except HTTPError as e:
                     status, headers = e.status, e.headers
-                    payload = {"message": e.message, "documentation_url": DOCS,
-                               "status": str(e.status)}
+                    payload = {"message": e.message, "documentation_url": DOCS, "status": str(e.status)}
                 except Exception as e:  # a bug in the fake: answer 500, keep serving
                     status, payload = 500, {"message": f"fakegithub: {type(e).__name__}: {e}"}
             req.status = status
@@ -949,9 +938,7 @@ class FakeGitHub:
             raise HTTPError(404, "Not Found")
         return self._route_repo(req, repo, rest, m)
 
-    def _route_repo(
-        self, req: Request, repo: str, rest: str, m: str
-    ) -> tuple[int, Any, dict[str, str]]:
+    def _route_repo(self, req: Request, repo: str, rest: str, m: str) -> tuple[int, Any, dict[str, str]]:
         q = req.query
         if rest == "" and m == "GET":
             return 200, self.repos[repo], {}
@@ -1015,7 +1002,7 @@ class FakeGitHub:
             if m == "POST":
                 text = (req.body or {}).get("body") if isinstance(req.body, dict) else None
                 if not isinstance(text, str):
-                    raise HTTPError(422, "Invalid request.\n\n\"body\" wasn't supplied.")
+                    raise HTTPError(422, 'Invalid request.\n\n"body" wasn\'t supplied.')
                 return 201, self.add_comment(repo, number, text), {}
         mt = re.fullmatch(r"/issues/comments/(\d+)", rest)
         if mt and m in ("GET", "PATCH"):
@@ -1033,9 +1020,7 @@ class FakeGitHub:
             raise HTTPError(404, "Not Found")
         raise HTTPError(404, "Not Found")
 
-    def _list_runs(
-        self, req: Request, repo: str, workflow_id: int | None
-    ) -> tuple[int, Any, dict[str, str]]:
+    def _list_runs(self, req: Request, repo: str, workflow_id: int | None) -> tuple[int, Any, dict[str, str]]:
         q = req.query
         runs = [r for r in self.runs[repo] if workflow_id is None or r["workflow_id"] == workflow_id]
         if "status" in q:
@@ -1076,9 +1061,7 @@ class FakeGitHub:
                 children[head] = None if sep else files[f]
         if not children:
             raise HTTPError(404, "Not Found")
-        listing = [
-            self._content_entry(repo, ref_shown, prefix + n, children[n]) for n in sorted(children)
-        ]
+        listing = [self._content_entry(repo, ref_shown, prefix + n, children[n]) for n in sorted(children)]
         listing.sort(key=lambda e: (e["type"] != "dir", e["name"]))
         return 200, listing, {}
 
@@ -1102,14 +1085,19 @@ class FakeGitHub:
         for d in dirs:
             tsha = self._tree_sha(repo, sha, d)
             entries.append(
-                {"path": d, "mode": "040000", "type": "tree", "sha": tsha,
-                 "url": f"{api}/trees/{tsha}"}
+                {"path": d, "mode": "040000", "type": "tree", "sha": tsha, "url": f"{api}/trees/{tsha}"}
             )
         for f, data in files.items():
             bsha = git_blob_sha(data)
             entries.append(
-                {"path": f, "mode": "100644", "type": "blob", "sha": bsha, "size": len(data),
-                 "url": f"{api}/blobs/{bsha}"}
+                {
+                    "path": f,
+                    "mode": "100644",
+                    "type": "blob",
+                    "sha": bsha,
+                    "size": len(data),
+                    "url": f"{api}/blobs/{bsha}",
+                }
             )
         truncated = False
         if not recursive or self.truncate_trees:
@@ -1117,8 +1105,7 @@ class FakeGitHub:
             entries = [e for e in entries if "/" not in e["path"]]
         entries.sort(key=lambda e: e["path"] + ("/" if e["type"] == "tree" else ""))
         root = self._tree_sha(repo, sha, "")
-        return 200, {"sha": root, "url": f"{api}/trees/{root}", "tree": entries,
-                     "truncated": truncated}, {}
+        return 200, {"sha": root, "url": f"{api}/trees/{root}", "tree": entries, "truncated": truncated}, {}
 
     def _tree_sha(self, repo: str, commit: str, path: str) -> str:
         return hashlib.sha1(f"tree:{repo}:{commit}:{path}".encode()).hexdigest()

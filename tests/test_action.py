@@ -483,6 +483,7 @@ def test_settings_are_read_once_from_the_environment(tmp_path):
     )
     assert s.json_path == tmp_path / "laser-ci" / "laser-ci.json"
     assert "ghs_secret" not in repr(s)
+    assert s.visibility == "public"  # from the event's repository.private
     assert Settings.from_env({"GITHUB_TOKEN": "t"}).token == "t"  # fallback
     assert Settings.from_env({"GITHUB_EVENT_NAME": "pull_request"}).pull_request is None
 
@@ -524,7 +525,7 @@ def test_action_yml_is_a_safe_composite_action():
         == ("true", "false")
     assert set(action["outputs"]) == {"json", "total-billable-minutes", "critical-path-minutes"}
     for name, out in action["outputs"].items():
-        assert out["value"] == "${{ steps.run.outputs.%s }}" % name
+        assert out["value"] == "${{ steps.run.outputs." + name + " }}"
     env_names = set()
     for step in action["runs"]["steps"]:
         if "run" in step:

@@ -139,10 +139,13 @@ def test_truncated_to_the_comment_limit(head: dict, base: dict) -> None:
 
 
 def test_names_cannot_break_the_table() -> None:
-    job = {"name": "a|b <script>", "runtime_s": {"p10": 1, "p50": 2, "p90": 3}}
-    result = {"workflows": [{"path": "w.yml", "name": "W", "jobs": [job]}]}
+    job = {"name": "a|b <script> @org/team", "runtime_s": {"p10": 1, "p50": 2, "p90": 3},
+           "runner": {"label": "x`](https://evil)"}}
+    result = {"workflows": [{"path": "w.yml", "name": "W @you", "jobs": [job]}]}
     text = render_summary(result)
-    assert "a\\|b &lt;script&gt;" in text and "<script>" not in text
+    assert "a\\|b &lt;script&gt; @&#8203;org/team" in text and "<script>" not in text
+    assert "@you" not in text and "@org" not in text
+    assert "x\\`\\](https://evil)" in text  # escaped: no code span or link break-out
 
 
 def test_over_timeout() -> None:

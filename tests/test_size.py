@@ -16,6 +16,7 @@ from laser_ci.size import (
     cost_assumptions,
     cost_job,
     cron_runs_per_month,
+    estimate_monthly_runs,
     job_cost,
     load_catalog,
     monthly_runs_from_history,
@@ -99,8 +100,12 @@ def test_single_label_list_is_the_label():
 def test_self_hosted_labels_priced_at_the_configured_rate():
     r = R(["self-hosted", "Linux", "ARM64"], self_hosted_rate=0.002)
     assert (r.kind, r.os, r.arch, r.price_per_min, r.guessed) == (
-        "self-hosted", "linux", "arm64", 0.002, False,
-    )  # fmt: skip
+        "self-hosted",
+        "linux",
+        "arm64",
+        0.002,
+        False,
+    )
     assert "self-hosted" in r.reason
     assert R(["self-hosted"]).price_per_min == 0.0  # default rate
     with pytest.raises(ValueError):
@@ -135,14 +140,12 @@ def test_matrix_expressions():
     assert R(["${{ matrix.os }}"], m).sku == "windows"
     # a matrix value may itself be a label list or a group mapping
     assert R("${{ matrix.r }}", {"r": ["self-hosted", "x64"]}).kind == "self-hosted"
-    assert R("${{ matrix.r }}", {"r": {"group": "g", "labels": ["self-hosted"]}}).kind == (
-        "self-hosted"
-    )
+    assert R("${{ matrix.r }}", {"r": {"group": "g", "labels": ["self-hosted"]}}).kind == ("self-hosted")
     # the common conditional idiom
     expr = "${{ matrix.os == 'windows' && 'windows-latest' || 'ubuntu-latest' }}"
     assert R(expr, {"os": "windows"}).sku == "windows"
     assert R(expr, {"os": "linux"}).sku == "linux"
-    assert R("${{ fromJSON('[\"self-hosted\", \"linux\"]') }}").kind == "self-hosted"
+    assert R('${{ fromJSON(\'["self-hosted", "linux"]\') }}').kind == "self-hosted"
     assert R("${{ format('ubuntu-{0}', matrix.v) }}", {"v": "22.04"}).sku == "linux"
 
 
@@ -223,8 +226,7 @@ def test_job_cost_worked_examples():
 def test_cost_job_range_free_runs_and_assumptions():
     rt = Runtime(p10=50, p50=61, p90=130)
     c = cost_job(rt, R("ubuntu-latest"), visibility=PRIVATE)
-    assert (c.billable_minutes, c.cost_usd, c.range_usd, c.billed) == (2, 0.012, (0.006, 0.018),
-                                                                        True)  # fmt: skip
+    assert (c.billable_minutes, c.cost_usd, c.range_usd, c.billed) == (2, 0.012, (0.006, 0.018), True)
     assert c.if_private_usd is None
     c = cost_job(rt, R("ubuntu-latest", visibility=PUBLIC), visibility=PUBLIC)
     assert (c.cost_usd, c.billed, c.if_private_usd) == (0.0, False, 0.012)
@@ -283,7 +285,8 @@ def test_summarize_and_monthly_projection():
     assert t.monthly_cost_usd == pytest.approx(7.4)
     assert any("unknown runners are not counted" in a for a in t.assumptions)
     j = t.to_json()
-    assert j["cost_usd"] == 0.074 and j["runs_per_month"] == 100 and j["unknown_jobs"] == 1
+    assert j["cost_usd"] == 0.074 and j["cost"]["runs_per_month"] == 100
+    assert j["cost"]["unknown_jobs"] == 1 and j["cost"]["monthly_cost_usd"] == 7.4
     pub = summarize([cost_job(rt, R("ubuntu-latest", visibility=PUBLIC), visibility=PUBLIC)])
     assert pub.cost_usd == 0 and pub.if_private_usd == 0.012 and pub.monthly_cost_usd is None
     both = combine([t, pub])
@@ -323,6 +326,16 @@ def test_monthly_runs_from_triggers_and_history():
     h = monthly_runs_from_history(60, 30)
     assert h.runs == pytest.approx(60.88) and "history" in h.basis
     assert monthly_runs_from_history(0, 30) is None
+
+
+def test_estimate_monthly_runs_prefers_given_then_history_then_schedule():
+    on = {"push": None, "schedule": [{"cron": "0 0 * * *"}]}
+    assert estimate_monthly_runs(["push", "schedule"], on, given=500).runs == 500
+    assert estimate_monthly_runs(["push", "schedule"], on, history=(10, 7)).runs == pytest.approx(
+        10 * 30.44 / 7
+    )
+    assert estimate_monthly_runs(["push", "schedule"], on, history=(0, 7)).lower_bound
+    assert estimate_monthly_runs(["push"], {"push": None}) is None
 
 
 def test_cost_assumptions_state_visibility():
@@ -370,6 +383,7 @@ def test_timeout_below_p90_or_median_and_above_the_limit():
     assert not [a for a in advise(rt, R("ubuntu-latest"), 40) if a.kind == "timeout"]
     [a] = [a for a in advise(rt, R("ubuntu-latest"), 600) if a.kind == "timeout"]
     assert "360-minute job limit" in a.message
+    assert not [a for a in advise(rt, R("my-box"), 600) if "job limit" in a.message]  # size unknown
     # an expression we cannot evaluate is left alone
     assert not [a for a in advise(rt, R("ubuntu-latest"), "${{ inputs.t }}") if a.kind == "timeout"]
 
@@ -443,6 +457,12 @@ def test_needs_pick_the_cheapest_runner_that_fits():
     big = R("ubuntu-latest-32-cores")
     [a] = [a for a in advise(rt, big, needs=Needs(cores=2, ram_gb=6)) if a.kind == "runner"]
     assert a.suggested["sku"] in ("linux", "linux_2_core_advanced")
+    # ubuntu-slim fits 1 core / 2 GB, but not a job predicted to run past its 15-minute limit
+    tiny = Needs(cores=1, ram_gb=2)
+    [a] = [a for a in advise(rt, R("ubuntu-latest"), needs=tiny) if a.kind == "runner"]
+    assert a.suggested["runs-on"] == "ubuntu-slim"
+    long = Runtime(900, 1000, 1200)
+    assert not [a for a in advise(long, R("ubuntu-latest"), needs=tiny) if "slim" in str(a.suggested)]
 
 
 def test_unknown_and_self_hosted_runners_get_timeout_advice_only():
@@ -453,7 +473,5 @@ def test_unknown_and_self_hosted_runners_get_timeout_advice_only():
 
 def test_messages_say_when_visibility_is_assumed():
     out = _advise(Runtime(5, 10, 20), R("ubuntu-latest"), None, visibility=None)
-    assert out and all(
-        any("assumes a private repository" in x for x in a.assumptions) for a in out
-    )
+    assert out and all(any("assumes a private repository" in x for x in a.assumptions) for a in out)
     assert all(isinstance(a.to_json()["assumptions"], list) for a in out)

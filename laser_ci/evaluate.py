@@ -1,0 +1,245 @@
+"""``laser-ci eval DATA_DIR``: score every available predictor on a folder of CI history.
+
+The folder is in the ``gha-runs`` format (see :mod:`laser_ci.data`). By default one example
+per run (``--kind workflow``: the whole workflow's text against ``run_time_s``) on the
+``val`` repositories; ``--kind job`` scores the per-job examples instead, ``--kind all``
+both. Metrics (:mod:`laser_ci.metrics`) are given on all examples and on ``success`` ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+from laser_ci import metrics
+from laser_ci.data import KINDS, Example, load_examples, summarize
+from laser_ci.predict import Predictor, Runtime
+
+COLUMNS = (
+    ("n", "n"),
+    ("log_mae", "log-MAE"),
+    ("mae_min", "MAE min"),
+    ("spearman", "Spearman"),
+    ("within_2x", "within 2x"),
+    ("coverage", "p10-p90 cov"),
+)
+
+
+def predict_all(predictor: Predictor, examples: Sequence[Example]) -> list[Runtime]:
+    """Predictions for every example, de-duplicating identical texts."""
+    unique = list(dict.fromkeys(e.text for e in examples))
+    preds = predictor.predict(unique)
+    if len(preds) != len(unique):
+        raise ValueError(f"{predictor.name}: {len(preds)} predictions for {len(unique)} texts")
+    by_text = dict(zip(unique, preds, strict=True))
+    return [by_text[e.text] for e in examples]
+
+
+def score(
+    predictions: Sequence[Runtime], examples: Sequence[Example]
+) -> dict[str, dict[str, Any]]:
+    """``{"all": metrics, "success": metrics}`` for one predictor's predictions."""
+    intervals = metrics.has_intervals(predictions)
+    out: dict[str, dict[str, Any]] = {}
+    for subset in ("all", "success"):
+        idx = [i for i, e in enumerate(examples) if subset == "all" or e.conclusion == "success"]
+        out[subset] = metrics.compute(
+            [predictions[i] for i in idx], [examples[i].runtime_s for i in idx], intervals
+        )
+    return out
+
+
+def evaluate(
+    predictors: Mapping[str, Predictor], examples: Sequence[Example]
+) -> tuple[dict[str, Any], dict[str, list[Runtime]]]:
+    """The report (the ``--format json`` object) and each predictor's predictions."""
+    counts = summarize(examples)
+    report: dict[str, Any] = {
+        "n": len(examples),
+        "n_success": counts["success"],
+        "runs": counts["runs"],
+        "repos": counts["repos"],
+        "fallback": counts["fallback"],
+        "predictors": {},
+    }
+    all_preds: dict[str, list[Runtime]] = {}
+    for name, predictor in predictors.items():
+        t0 = time.perf_counter()
+        preds = predict_all(predictor, examples)
+        all_preds[name] = preds
+        report["predictors"][name] = score(preds, examples)
+        report["predictors"][name]["seconds"] = round(time.perf_counter() - t0, 2)
+    return report, all_preds
+
+
+def _fmt(key: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if key == "n":
+        return str(value)
+    if key in ("within_2x", "coverage"):
+        return f"{100 * value:.1f}%"
+    if key == "mae_min":
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def rows(report: Mapping[str, Any]) -> list[list[str]]:
+    out = []
+    for name, res in report["predictors"].items():
+        for subset in ("all", "success"):
+            m = res[subset]
+            out.append([name, subset] + [_fmt(k, m.get(k)) for k, _ in COLUMNS])
+    return out
+
+
+def render_table(report: Mapping[str, Any], markdown: bool = False) -> str:
+    header = ["predictor", "runs"] + [title for _, title in COLUMNS]
+    body = rows(report)
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |",
+                 "|" + "|".join(["---", "---"] + ["---:"] * len(COLUMNS)) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+    else:
+        widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
+        def line(r: list[str]) -> str:
+            return "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+            )
+
+        lines = [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in body]
+    return "\n".join(lines) + "\n"
+
+
+def describe(report: Mapping[str, Any]) -> str:
+    return (
+        f"split={report.get('split')} kind={report.get('kind')}: {report['n']} examples "
+        f"({report['n_success']} success) from {report['runs']} runs in {report['repos']} "
+        f"repos; {report['fallback']} fallback texts (unreadable workflow file)"
+    )
+
+
+def plot(
+    path: str,
+    examples: Sequence[Example],
+    predictions: Mapping[str, Sequence[Runtime]],
+    title: str = "",
+) -> None:
+    """Predicted vs actual on log-log axes, one colour per predictor, y = x and the 2x band."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise click.ClickException(
+            "--plot needs matplotlib: pip install 'laser-ci[train]'"
+        ) from exc
+    import numpy as np
+
+    true = np.maximum([e.runtime_s for e in examples], 1.0)
+    fig, ax = plt.subplots(figsize=(7, 6.5), dpi=120)
+    lo = float(true.min()) if len(true) else 1.0
+    hi = float(true.max()) if len(true) else 10.0
+    for name, preds in predictions.items():
+        p = np.maximum([r.p50 for r in preds], 1.0)
+        if len(p):
+            lo, hi = min(lo, float(p.min())), max(hi, float(p.max()))
+        ax.scatter(true, p, s=7, alpha=0.45, label=name, edgecolors="none")
+    lo, hi = lo / 1.5, hi * 1.5
+    xs = np.geomspace(lo, hi, 50)
+    ax.plot(xs, xs, color="black", lw=1, label="y = x")
+    ax.fill_between(xs, xs / 2, xs * 2, color="grey", alpha=0.15, label="within 2x")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("actual runtime (s)")
+    ax.set_ylabel("predicted runtime, p50 (s)")
+    ax.set_title(title or "laser-ci eval")
+    ax.legend(loc="upper left", fontsize=8, markerscale=2)
+    ax.grid(True, which="major", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+@click.command("eval")
+@click.argument("data_dir", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--split", type=click.Choice(["train", "val", "all"]), default="val", show_default=True,
+    help="Repositories to score (split by a hash of owner/name, see laser_ci.data).",
+)
+@click.option(
+    "--kind", type=click.Choice(["workflow", "job", "all"]), default="workflow",
+    show_default=True,
+    help="workflow: one example per run; job: per-job examples; all: both.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+    show_default=True,
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Write predicted vs actual (log-log) to this PNG.")
+@click.option("--model", "model_dir", type=click.Path(file_okay=False), default=None,
+              help="Model folder (default: the shipped model/).")
+@click.option("--predictor", "only", multiple=True,
+              help="Only these predictors (repeatable; default: all available).")
+@click.option("--no-cache", is_flag=True, help="Re-parse the data instead of using the cache.")
+def eval_command(
+    data_dir: str,
+    split: str,
+    kind: str,
+    fmt: str,
+    plot_path: str | None,
+    model_dir: str | None,
+    only: tuple[str, ...],
+    no_cache: bool,
+) -> None:
+    """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
+    from laser_ci.predictors import available_predictors
+
+    predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
+    if only:
+        missing = [n for n in only if n not in predictors]
+        if missing:
+            raise click.ClickException(
+                f"unknown predictor(s) {', '.join(missing)}; available: "
+                f"{', '.join(predictors) or 'none'}"
+            )
+        predictors = {n: predictors[n] for n in only}
+    if not predictors:
+        raise click.ClickException(
+            "no predictors found; train them with `python benchmarks/baselines.py`"
+        )
+    kinds = KINDS if kind == "all" else (kind,)
+    examples = load_examples(data_dir, kinds=kinds, split=split, cache=not no_cache)
+    if not examples:
+        raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
+    report, preds = evaluate(predictors, examples)
+    report = {"split": split, "kind": kind, **report}
+    if fmt == "json":
+        click.echo(json.dumps(_finite(report), indent=2, allow_nan=False))
+    else:
+        click.echo(describe(report) if fmt == "table" else f"_{describe(report)}_\n")
+        click.echo(render_table(report, markdown=fmt == "markdown"), nl=False)
+    if plot_path:
+        plot(plot_path, examples, preds, title=f"laser-ci eval: split={split}, kind={kind}")
+        click.echo(f"wrote {plot_path}", err=True)
+
+
+def _finite(value: Any) -> Any:
+    """NaN (e.g. Spearman of a constant predictor) becomes null in JSON."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
