@@ -244,7 +244,7 @@ def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
         )
     result = estimate_paths(
         [str(target)], repo_root=str(root), predictor=predictor,
-        **_visibility_kw(estimate_paths, settings),
+        sizing=_sizing(settings),
     )
     ctx = Context(
         repository=settings.repository, server_url=settings.server_url, head_sha=settings.sha
@@ -296,7 +296,7 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     ]
     base_targets = [p for p in base_targets if base_src.with_deps(p)]
 
-    vis = _visibility_kw(estimate_files, settings)
+    vis = {"sizing": _sizing(settings)}
     head = estimate_files(
         head_src.files, head_wfs, predictor=predictor, profile=head_src.profile(), **vis
     )
@@ -337,13 +337,11 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     return Outcome(result=result, markdown=summary, problems=problems, comment=comment)
 
 
-def _visibility_kw(fn: Any, settings: Settings) -> dict[str, str]:
-    """``visibility=`` for the estimate functions, once they take it and the event tells it."""
-    import inspect
+def _sizing(settings: Settings) -> Any:
+    """Cost settings for the estimate: the repository's visibility from the event."""
+    from laser_ci.estimate import SizingOptions
 
-    if settings.visibility is None or "visibility" not in inspect.signature(fn).parameters:
-        return {}
-    return {"visibility": settings.visibility}
+    return SizingOptions(visibility=settings.visibility)
 
 
 # --- GitHub I/O ---------------------------------------------------------------------------

@@ -114,6 +114,11 @@ def parse_since(text: str) -> datetime:
     return dt
 
 
+def _later(a: str, b: str) -> bool:
+    ta, tb = parse_time(a), parse_time(b)
+    return ta is not None and (tb is None or ta > tb)
+
+
 def is_ci_file(path: str) -> bool:
     return path.startswith(CI_DIRS) and path.lower().endswith((".yml", ".yaml"))
 
@@ -156,27 +161,11 @@ def job_seconds(job: dict[str, Any]) -> float:
 
 
 def repo_profile(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """``n_files``, ``total_bytes``, ``by_ext`` (top 20 by count) and ``top_level`` of a tree."""
-    by_ext: dict[str, list[int]] = {}
-    n_files = total = 0
-    for e in entries:
-        if e.get("type") != "blob":
-            continue
-        size = int(e.get("size") or 0)
-        name = str(e.get("path", "")).rsplit("/", 1)[-1]
-        ext = os.path.splitext(name)[1] or name
-        slot = by_ext.setdefault(ext, [0, 0])
-        slot[0] += 1
-        slot[1] += size
-        n_files += 1
-        total += size
-    top = sorted(by_ext.items(), key=lambda kv: -kv[1][0])[:20]
-    top_level = sorted(
-        str(e["path"]) + ("/" if e.get("type") == "tree" else "")
-        for e in entries
-        if "/" not in str(e.get("path", "/"))
-    )
-    return {"n_files": n_files, "total_bytes": total, "by_ext": dict(top), "top_level": top_level}
+    """The ``repo_profile`` of a git tree, computed as at inference (``laser_ci.repo_profile``)."""
+    from laser_ci.repo_profile import profile_from_files
+
+    blobs = [(str(e.get("path", "")), int(e.get("size") or 0)) for e in entries if e.get("type") == "blob"]
+    return profile_from_files(blobs).to_json()
 
 
 # ---- GitHub calls with retries --------------------------------------------------------------
@@ -246,6 +235,21 @@ class Api:
         return None
 
 
+def _lock(path: Path, out: Path) -> Any:
+    """Hold an exclusive lock on the folder for this process's lifetime (POSIX only)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    fh = open(path, "a")  # noqa: SIM115 - kept open: the lock lives as long as the Store
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise CollectError(f"another laser-ci collect is writing to {out}") from None
+    return fh
+
+
 # ---- the output folder --------------------------------------------------------------------
 class Store:
     """The output folder: known keys, append-only staging, atomic merges, the state file."""
@@ -254,6 +258,7 @@ class Store:
         self.out = out
         self.stage = out / STATE_DIR
         self.stage.mkdir(parents=True, exist_ok=True)
+        self._lock = _lock(self.stage / "lock", out)
         self.run_ids: set[str] = set()
         self.blob_ids: set[str] = set()
         self.corpus: set[tuple[str, str, str]] = set()
@@ -407,8 +412,14 @@ class Collector:
         self.echo = echo
 
     def run(self, name: str, since: datetime | None, max_runs: int | None) -> dict[str, int]:
-        repo = self.api.call(lambda: self.gh.get_repo(name), f"GET repos/{name}")
-        full = str(_raw(repo).get("full_name") or name)
+        def get_repo() -> tuple[Any, str]:
+            repo = self.gh.get_repo(name)
+            full = _raw(repo).get("full_name")
+            if not isinstance(full, str) or "/" not in full:
+                raise ValueError("the answer is not a repository")
+            return repo, full
+
+        repo, full = self.api.call(get_repo, f"GET repos/{name}")
         rs = self.store.state["repos"].setdefault(full, {})
         pending = rs.get("pass") or None
         if since is not None:
@@ -430,7 +441,7 @@ class Collector:
             return run_id in skipped_ids or row_id(run_id) in self.store.run_ids
 
         candidates, newest, complete = self.list_runs(repo, full, lower, known, max_runs)
-        if newest and (not rs["pass"]["newest"] or newest > rs["pass"]["newest"]):
+        if newest and (not rs["pass"]["newest"] or _later(newest, rs["pass"]["newest"])):
             rs["pass"]["newest"] = newest
         stats = {"new": 0, "skipped": 0, "blobs": 0}
         reasons: dict[str, int] = {}
@@ -512,7 +523,7 @@ class Collector:
                     t = parse_time(created_at)
                     if oldest is None or (t is not None and t < oldest):
                         oldest = t
-                    if newest is None or created_at > newest:
+                    if newest is None or _later(created_at, newest):
                         newest = created_at
                     if rid in seen:
                         continue

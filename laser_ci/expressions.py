@@ -3,6 +3,11 @@
 Only plain references to ``matrix.*`` and ``inputs.*`` (dotted or ``['key']`` form) are
 evaluated; anything else (``github.*``, ``needs.*``, functions, operators) is left as
 written, because its value only exists at run time.
+
+A reference to a property that is not in a context is left as written too, unless the
+context is a :class:`FullContext` (every property known, e.g. a static matrix): then it is
+null, rendered as an empty string, as GitHub documents ("If you attempt to dereference a
+nonexistent property, it will evaluate to an empty string").
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ _REF = re.compile(
 )
 _PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*'([^']*)'\s*\]|\[\s*\"([^\"]*)\"\s*\]")
 _MISSING = object()
+
+
+class FullContext(dict):  # type: ignore[type-arg]
+    """A context whose every property is known: a property it lacks is null, not unknown."""
 
 
 def has_expression(value: Any) -> bool:
@@ -43,10 +52,11 @@ def _lookup(expr: str, context: dict[str, dict[str, Any]]) -> Any:
     value: Any = context.get(m.group(1))
     if value is None:
         return _MISSING
+    absent = None if isinstance(value, FullContext) else _MISSING
     for part in _PART.finditer(m.group(2)):
         key = next(g for g in part.groups() if g is not None)
         if not isinstance(value, dict):
-            return _MISSING
+            return absent
         # GitHub's context keys are case-insensitive.
         found = _MISSING
         for k, v in value.items():
@@ -54,7 +64,7 @@ def _lookup(expr: str, context: dict[str, dict[str, Any]]) -> Any:
                 found = v
                 break
         if found is _MISSING:
-            return _MISSING
+            return absent
         value = found
     return value
 
@@ -67,9 +77,12 @@ def evaluate_string(text: str, context: dict[str, dict[str, Any]]) -> Any:
     """
     if "${{" not in text:
         return text
-    whole = EXPR.fullmatch(text.strip())
-    if whole:
-        value = _lookup(whole.group(1), context)
+    stripped = text.strip()
+    first = EXPR.match(stripped)
+    # The whole string is one expression only if the first ``${{ }}`` ends where it ends
+    # (``fullmatch`` would let ``.*?`` swallow ``a }}-${{ b`` and match two expressions).
+    if first and first.end() == len(stripped):
+        value = _lookup(first.group(1), context)
         return text if value is _MISSING else value
 
     def repl(m: re.Match[str]) -> str:

@@ -196,6 +196,31 @@ def test_collect_writes_the_shared_format_with_per_job_labels(gh, tmp_path):
     assert listing and all(r.query["status"] == "completed" for r in listing)
 
 
+def test_the_folder_loads_as_training_examples_without_conversion(gh, tmp_path):
+    from laser_ci.data import load_examples
+
+    matrix = (
+        "on: push\njobs:\n  test:\n    strategy:\n      matrix:\n        py: ['3.11', '3.12']\n"
+        "    runs-on: ubuntu-latest\n    steps:\n      - run: make test\n"
+    )
+    sha = gh.add_commit(REPO, dict(files_v1(), **{CI: matrix}))
+    gh.add_run(
+        REPO, workflow_path=CI, head_sha=sha, created_at="2024-05-01T10:00:00Z",
+        jobs=[
+            {"name": "test (3.11)", "started_at": "2024-05-01T10:00:00Z",
+             "completed_at": "2024-05-01T10:05:00Z"},
+            {"name": "test (3.12)", "started_at": "2024-05-01T10:00:00Z",
+             "completed_at": "2024-05-01T10:07:00Z", "conclusion": "failure"},
+        ],
+    )  # fmt: skip
+    assert run(gh, tmp_path).exit_code == 0
+    examples = load_examples(tmp_path, cache=False)
+    wf = [e for e in examples if e.kind == "workflow"]
+    jobs = sorted((e.job_name, e.runtime_s, e.conclusion) for e in examples if e.kind == "job")
+    assert [e.runtime_s for e in wf] == [720.0] and not wf[0].fallback
+    assert jobs == [("test (3.11)", 300.0, "success"), ("test (3.12)", 420.0, "failure")]
+
+
 # ---- pagination ---------------------------------------------------------------------------
 def test_pagination_and_githubs_1000_result_cap(gh, tmp_path, monkeypatch):
     monkeypatch.setattr(collect_mod, "RESULT_CAP", 10)
