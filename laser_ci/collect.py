@@ -139,6 +139,7 @@ def _run_item(run: Any) -> tuple[dict[str, Any], Any]:
     raw = _raw(run)
     if not isinstance(raw.get("id"), int) or not isinstance(raw.get("created_at"), str):
         raise ValueError("a workflow run without id or created_at")
+    parse_time(raw["created_at"])  # raises ValueError when it is not a time
     if not isinstance(raw.get("head_sha"), str):
         raise ValueError("a workflow run without head_sha")
     return raw, run
@@ -388,6 +389,15 @@ class Store:
             self.merge()
         return len(blobs)
 
+    def close(self) -> None:
+        """Close staging files and release the folder lock (staging stays for recovery)."""
+        for fh in self._handles.values():
+            fh.close()
+        self._handles.clear()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
     def merge(self) -> None:
         """Fold staging into the .gz files, then save the state."""
         for fh in self._handles.values():
@@ -563,8 +573,8 @@ class Collector:
             if e.status in (404, 410):
                 raise _Skip("run deleted") from None
             raise
-        attempt = raw.get("run_attempt")
-        jobs = [j for j in jobs if attempt is None or j.get("run_attempt") in (None, attempt)]
+        # filter=latest: the final attempt's jobs (after "re-run failed jobs" it also lists
+        # the jobs carried over from earlier attempts, which did run for this result)
         job_rows = [
             {
                 "name": j.get("name"),
@@ -792,9 +802,12 @@ def collect(
         raise CollectError("no GitHub token: set GITHUB_TOKEN or pass --token")
     with _one_line_errors():
         store = Store(out)
-        if store.recovered:
-            _echo(f"recovered {store.recovered} runs from an interrupted call")
-        gh = _connect(token, api_url)
-        collector = Collector(gh, store, Api(_echo), _echo)
-        for name in repos:
-            collector.run(name, since_dt, max_runs)
+        try:
+            if store.recovered:
+                _echo(f"recovered {store.recovered} runs from an interrupted call")
+            gh = _connect(token, api_url)
+            collector = Collector(gh, store, Api(_echo), _echo)
+            for name in repos:
+                collector.run(name, since_dt, max_runs)
+        finally:
+            store.close()

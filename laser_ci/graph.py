@@ -3,6 +3,10 @@
 Nodes are job ids (a job with a matrix is one node whose instances run in parallel, so
 the node lasts as long as its slowest instance). A ``needs`` on the id of a job that
 calls a reusable workflow waits for every job nested under it (ids ``caller/...``).
+
+GitHub rejects a workflow whose ``needs`` names a job that does not exist or whose
+``needs`` form a cycle (a job needing itself included); both are reported with the line
+of the job, in the file that defines it (the called workflow, for a nested job).
 """
 
 from __future__ import annotations
@@ -57,20 +61,29 @@ def check_needs(workflow: Workflow) -> list[ReadError]:
     errors: list[ReadError] = []
     ids = [j.id for j in workflow.jobs]
     seen: set[tuple[str, str]] = set()
+    cycle: list[str] | None = None
     for job in workflow.jobs:
         for need in job.needs:
             if (job.id, need) in seen:
                 continue
             seen.add((job.id, need))
-            if not _resolve(need, ids):
-                errors.append(ReadError(workflow.path, job.line,
+            if need == job.id and cycle is None:
+                cycle = [job.id, job.id]
+            elif not _resolve(need, ids):
+                errors.append(ReadError(_path(workflow, job), job.line,
                                         f"job '{job.id}' needs '{need}', which does not exist"))
-    cycle = _find_cycle(dependencies(workflow.jobs))
+    cycle = cycle or _find_cycle(dependencies(workflow.jobs))
     if cycle:
         first = next((j for j in workflow.jobs if j.id == cycle[0]), None)
-        errors.append(ReadError(workflow.path, first.line if first else None,
+        errors.append(ReadError(_path(workflow, first) if first else workflow.path,
+                                first.line if first else None,
                                 "`needs` cycle: " + " -> ".join(cycle)))
     return errors
+
+
+def _path(workflow: Workflow, job: JobInstance) -> str:
+    """The file that defines ``job`` (its line is a line of that file)."""
+    return job.called_workflow or workflow.path
 
 
 def critical_path(jobs: Sequence[JobInstance], seconds: Sequence[float]) -> float:
@@ -85,16 +98,22 @@ def critical_path(jobs: Sequence[JobInstance], seconds: Sequence[float]) -> floa
     deps = dependencies(jobs)
     finish: dict[str, float] = {}
     visiting: set[str] = set()
-
-    def end(node: str) -> float:
-        if node in finish:
-            return finish[node]
-        if node in visiting:  # a cycle: ignore this edge
-            return 0.0
-        visiting.add(node)
-        start = max((end(d) for d in deps.get(node, ())), default=0.0)
-        visiting.discard(node)
-        finish[node] = start + duration.get(node, 0.0)
-        return finish[node]
-
-    return max((end(n) for n in duration), default=0.0)
+    # Depth-first, with an explicit stack: a long chain must not exhaust Python's stack.
+    for root in duration:
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if node in finish:
+                stack.pop()
+                continue
+            if node not in visiting:
+                visiting.add(node)
+                # Edges back into nodes being visited close a cycle and are ignored.
+                stack.extend(d for d in sorted(deps.get(node, ()))
+                             if d not in finish and d not in visiting)
+                continue
+            start = max((finish.get(d, 0.0) for d in deps.get(node, ())), default=0.0)
+            finish[node] = start + duration.get(node, 0.0)
+            visiting.discard(node)
+            stack.pop()
+    return max(finish.values(), default=0.0)

@@ -13,7 +13,14 @@ What it does, following GitHub's documented behaviour:
 - Local reusable workflows (``uses: ./.github/workflows/x.yml``) nested under the caller
   (ids ``caller/called``, names ``Caller / Called``); remote ones kept opaque.
 - Local composite actions (``uses: ./path``) inlined into ``Step.composite``.
-- Display names as GitHub's checks list shows them.
+- Display names as GitHub's checks list shows them (the rules of GitHub's own parser,
+  ``src/Sdk/WorkflowParser/Conversion/MatrixBuilder.cs`` and ``JobNameBuilder.cs`` in
+  github.com/actions/runner): a ``name`` without an expression, or else the job id, followed
+  by `` (v1, v2)``: the scalar values of the matrix *vectors* only (not the keys an
+  ``include`` adds), nested values flattened, nulls and empty strings skipped; an
+  ``include`` entry that matched no combination shows all its values; the result is cut to
+  100 characters. A ``name`` with an expression is evaluated instead (no suffix), falling
+  back to that default when it comes out empty.
 
 Nothing here raises on bad input: problems become :class:`ReadError` entries.
 """
@@ -26,14 +33,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from laser_ci.expressions import evaluate_string, has_expression, substitute, to_text
+from laser_ci.expressions import FullContext, evaluate_string, has_expression, substitute, to_text
 from laser_ci.graph import check_needs
-from laser_ci.matrix import expand_matrix
+from laser_ci.matrix import _same, expand_matrix
 from laser_ci.workflow import JobInstance, ReadError, Step, Workflow
 from laser_ci.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
 
-MAX_CALL_DEPTH = 4  # GitHub allows four levels of nested reusable workflows
+# "You can connect a maximum of four levels of workflows - that is, the top-level caller
+# workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
+MAX_CALL_DEPTH = 4
 MAX_ACTION_DEPTH = 8
+MAX_NAME_LENGTH = 100  # JobNameBuilder: longer names are cut to 97 characters + "..."
+# "If a `default` parameter is not set, the default value of the input is `false` for a
+# boolean, `0` for a number, and `""` for a string" (GitHub docs, on.workflow_call.inputs).
+_TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
 
 
 class FileSource(Protocol):
@@ -101,21 +114,67 @@ def _input_defaults(on: Any, events: tuple[str, ...] = ("workflow_call", "workfl
     return inputs
 
 
-def matrix_suffix(combo: dict[str, Any]) -> str:
-    """The ``(v1, v2)`` GitHub appends to a job name for its matrix values."""
-    if not combo:
-        return ""
-    return " (" + ", ".join(to_text(v) for v in combo.values()) + ")"
+def _segments(value: Any) -> list[str]:
+    """The scalar leaves of a value, depth first, as text; nulls and empty strings skipped."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif item is not None:
+            text = to_text(item)
+            if text:
+                out.append(text)
+    return out
 
 
-def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str, Any]) -> str:
-    """The job's name in the checks list (GitHub's rules, see the module docstring)."""
-    if name is None or name == "":
-        return job_id + matrix_suffix(combo)
-    text = to_text(name)
-    if has_expression(text):
-        return to_text(evaluate_string(text, {"matrix": combo, "inputs": inputs}))
-    return text + matrix_suffix(combo)
+def matrix_suffix(combo: dict[str, Any], keys: Sequence[str] | None = None) -> str:
+    """The `` (v1, v2)`` GitHub appends to a job name for its matrix values.
+
+    ``keys``: the keys whose values are shown (the matrix vectors); default all of them.
+    """
+    shown = combo if keys is None else {k: combo[k] for k in keys if k in combo}
+    segments = _segments(list(shown.values()))
+    return " (" + ", ".join(segments) + ")" if segments else ""
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= MAX_NAME_LENGTH else name[: MAX_NAME_LENGTH - 3] + "..."
+
+
+def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str, Any],
+                 *, suffix_keys: Sequence[str] | None = None) -> str:
+    """The job's name in the checks list (GitHub's rules, see the module docstring).
+
+    ``suffix_keys``: the combination's keys shown in the suffix (default all of them).
+    ``combo`` may be a :class:`FullContext` (a static matrix: absent keys are null).
+    """
+    literal = name is not None and name != "" and not has_expression(to_text(name))
+    default = _cut((to_text(name) if literal else job_id) + matrix_suffix(combo, suffix_keys))
+    if name is None or name == "" or literal:
+        return default
+    text = to_text(evaluate_string(to_text(name), {"matrix": combo, "inputs": inputs}))
+    return text if text.strip() else default
+
+
+def _vectors(matrix: Any) -> dict[str, list[Any]]:
+    """The vectors of a static matrix (keys other than include/exclude)."""
+    if not isinstance(matrix, dict):
+        return {}
+    return {str(k): v if isinstance(v, list) else [v] for k, v in matrix.items()
+            if str(k) not in ("include", "exclude")}
+
+
+def _suffix_keys(combo: dict[str, Any], vectors: dict[str, list[Any]]) -> list[str]:
+    """Which of a combination's keys GitHub shows: the vector keys for a combination of the
+    cross product; for an ``include`` entry that matched none, every key, vectors first."""
+    if vectors and all(k in combo and any(_same(combo[k], v) for v in vs)
+                       for k, vs in vectors.items()):
+        return list(vectors)
+    return [k for k in combo if k in vectors] + [k for k in combo if k not in vectors]
 
 
 @dataclass
@@ -168,7 +227,7 @@ class _Reader:
             return None
         jobs = doc.get("jobs")
         if not isinstance(jobs, dict) or not jobs:
-            self.error(shown, _line(doc, "jobs"), "no `jobs:` mapping")
+            self.error(shown, _line(doc, "jobs") or 1, "no `jobs:` mapping")
             return None
         assert isinstance(doc, YDict)
         return doc
@@ -211,17 +270,24 @@ class _Reader:
                    call: _Call) -> list[JobInstance]:
         inputs = call.inputs or {}
         strategy = _as_dict(job.get("strategy"))
+        # Inputs are known before the strategy is evaluated; matrix.* are not.
+        strategy_values = substitute({k: v for k, v in strategy.items() if k != "matrix"},
+                                     {"inputs": inputs})
         raw_matrix = strategy.get("matrix")
+        vectors: dict[str, list[Any]] = {}
         if raw_matrix is not None:
-            # Inputs are known before the matrix is expanded; matrix.* are not.
             raw_matrix = substitute(raw_matrix, {"inputs": inputs})
             expansion = expand_matrix(raw_matrix)
             if expansion.error:
                 self.error(call.path, _line(strategy, "matrix") or line,
                            f"job '{job_id}': {expansion.error}")
             combos, dynamic = expansion.combos or [{}], expansion.dynamic
+            # A static matrix is the whole matrix context: a key it lacks is null.
+            known = not dynamic and not expansion.error
+            vectors = _vectors(raw_matrix) if known else {}
         else:
-            combos, dynamic = [{}], False
+            # No strategy: GitHub sets the matrix context to null.
+            combos, dynamic, known = [{}], False, True
 
         needs_raw = job.get("needs")
         needs = [needs_raw] if isinstance(needs_raw, str) else (
@@ -230,9 +296,11 @@ class _Reader:
 
         out: list[JobInstance] = []
         for combo in combos:
-            ctx = {"matrix": combo, "inputs": inputs}
+            matrix_ctx: dict[str, Any] = FullContext(combo) if known else dict(combo)
+            ctx = {"matrix": matrix_ctx, "inputs": inputs}
             body = substitute({k: v for k, v in job.items() if k != "strategy"}, ctx)
-            name = display_name(job_id, job.get("name"), combo, inputs)
+            name = display_name(job_id, job.get("name"), matrix_ctx, inputs,
+                                suffix_keys=_suffix_keys(combo, vectors) if known else None)
             instance = JobInstance(
                 id=call.id_prefix + job_id,
                 name=call.name_prefix + name,
@@ -251,8 +319,8 @@ class _Reader:
                 concurrency=body.get("concurrency"),
                 permissions=body.get("permissions"),
                 outputs=body.get("outputs"),
-                fail_fast=strategy.get("fail-fast"),
-                max_parallel=strategy.get("max-parallel"),
+                fail_fast=strategy_values.get("fail-fast"),
+                max_parallel=strategy_values.get("max-parallel"),
                 line=line,
                 with_=_as_dict(body.get("with")),
             )
@@ -276,18 +344,16 @@ class _Reader:
             self.error(call.path, caller.line,
                        f"reusable workflow cycle: {' -> '.join(call.chain + (target,))}")
             return [caller]
-        if len(call.chain) > MAX_CALL_DEPTH:
+        if len(call.chain) >= MAX_CALL_DEPTH:
             self.error(call.path, caller.line,
-                       f"reusable workflows nest deeper than {MAX_CALL_DEPTH} levels")
+                       f"reusable workflows nest deeper than {MAX_CALL_DEPTH} levels "
+                       f"({' -> '.join(call.chain + (target,))})")
             return [caller]
         doc = self.document(target)
         if doc is None:
             self.error(call.path, caller.line, f"cannot read called workflow {target}")
             return [caller]
-        inputs = _input_defaults(doc.get("on"), ("workflow_call",))
-        for name, value in caller.with_.items():
-            if not has_expression(value):
-                inputs[str(name)] = value
+        inputs = self.call_inputs(caller, target, doc, call.path)
         nested = _Call(
             path=target,
             id_prefix=caller.id + "/",
@@ -297,12 +363,44 @@ class _Reader:
         )
         jobs = self.expand_jobs(doc, nested)
         for job in jobs:
-            job.called_workflow = target
+            if job.called_workflow is None:  # the file the job is defined in (innermost)
+                job.called_workflow = target
             job.matrix = {**caller.matrix, **job.matrix}
             job.needs = list(dict.fromkeys(caller.needs + job.needs))
             job.dynamic_matrix = job.dynamic_matrix or caller.dynamic_matrix
             job.line = caller.line if job.line is None else job.line
         return jobs or [caller]
+
+    def call_inputs(self, caller: JobInstance, target: str, doc: YDict, path: str
+                    ) -> dict[str, Any]:
+        """The ``inputs`` context of a called workflow; reports what GitHub rejects."""
+        on = doc.get("on")
+        if "workflow_call" not in triggers_of(on):
+            self.error(path, caller.line, f"job '{caller.id}' calls {target}, which is not "
+                                          "reusable: its `on` has no `workflow_call`")
+        declared = _as_dict(_as_dict(_as_dict(on).get("workflow_call")).get("inputs"))
+        given = {str(k).lower(): (str(k), v) for k, v in caller.with_.items()}
+        inputs: dict[str, Any] = {}
+        for name, spec in declared.items():
+            spec = _as_dict(spec)
+            if "default" in spec:
+                inputs[str(name)] = spec["default"]
+            elif str(spec.get("type")) in _TYPE_DEFAULTS:
+                inputs[str(name)] = _TYPE_DEFAULTS[str(spec.get("type"))]
+            if spec.get("required") is True and str(name).lower() not in given:
+                self.error(path, caller.line, f"job '{caller.id}' does not pass input "
+                                              f"'{name}', which {target} requires")
+        names = {str(k).lower(): str(k) for k in declared}
+        for lower, (name, value) in given.items():
+            if lower not in names:
+                self.error(path, caller.line, f"job '{caller.id}' passes input '{name}', "
+                                              f"which {target} does not declare")
+                continue
+            if has_expression(value):
+                inputs.pop(names[lower], None)  # known only at run time
+            else:
+                inputs[names[lower]] = value
+        return inputs
 
     # -- steps and composite actions -----------------------------------------------------
     def read_steps(self, steps: Any, path: str, line: int | None, depth: int) -> list[Step]:

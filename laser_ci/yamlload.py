@@ -129,8 +129,8 @@ def _construct_mapping(loader: _Loader, node: MappingNode) -> YDict:
         if folded in seen:
             # GitHub: "'<key>' is already defined"; keys compare case-insensitively and the
             # first value is kept.
-            first = seen[folded]
-            loader.duplicates.append((line, f"duplicate key '{key}' (first at line {result.lines.get(first)})"))
+            first_line = result.lines.get(seen[folded])
+            loader.duplicates.append((line, f"duplicate key '{key}' (first at line {first_line})"))
             continue
         seen[folded] = key
         result[key] = loader.construct_object(value_node, deep=True)

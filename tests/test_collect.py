@@ -455,6 +455,27 @@ def test_missing_commits_and_truncated_trees(gh, tmp_path):
     assert not gh.requests_to(f"/runs/{gone['id']}") and not gh.requests_to(r"/git/trees/")
 
 
+def test_a_second_writer_is_refused(gh, tmp_path):
+    store = collect_mod.Store(tmp_path)
+    try:
+        result = run(gh, tmp_path)
+        assert result.exit_code == 1 and "another laser-ci collect is writing" in result.output
+    finally:
+        store.close()
+    assert run(gh, tmp_path).exit_code == 0
+
+
+def test_collect_through_a_ghes_api_prefix(tmp_path):
+    with FakeGitHub(prefix="/api/v3", token="secret") as server:
+        server.add_repo(REPO)
+        sha = server.add_commit(REPO, files_v1())
+        add_runs(server, 3, sha)
+        result = run(server, tmp_path)
+        assert result.exit_code == 0, result.output
+        assert not server.requests_to("__outside_prefix__")
+    assert len(read(tmp_path, "runs")) == 3
+
+
 # ---- the fake server itself, through PyGithub ------------------------------------------------
 def test_fake_github_serves_pygithub_under_a_ghes_prefix():
     from github import Auth, Github, GithubException
