@@ -299,7 +299,9 @@ class TextLinearPredictor:
         ngram_max: int = 2,
         sublinear_tf: bool = True,
         info: dict[str, Any] | None = None,
+        norm: str | None = "l2",
     ) -> None:
+        self.norm = norm
         self.vocab = list(vocab)
         self.index = {t: i for i, t in enumerate(self.vocab)}
         self.idf = np.asarray(idf, dtype=np.float64)
@@ -322,9 +324,10 @@ class TextLinearPredictor:
         if self.sublinear_tf:
             tf = 1.0 + np.log(tf)
         w = tf * self.idf[idx]
-        norm = math.sqrt(float(np.dot(w, w)))
-        if norm > 0:
-            w /= norm
+        if self.norm == "l2":
+            norm = math.sqrt(float(np.dot(w, w)))
+            if norm > 0:
+                w /= norm
         return self.intercept + float(np.dot(w, self.coef[idx]))
 
     def predict_log(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -352,6 +355,7 @@ class TextLinearPredictor:
                 "offset_hi": self.offset_hi,
                 "ngram_max": self.ngram_max,
                 "sublinear_tf": self.sublinear_tf,
+                "norm": self.norm,
                 "n_terms": len(self.vocab),
                 "info": self.info,
             },
@@ -368,7 +372,7 @@ class TextLinearPredictor:
         return cls(
             vocab, idf, coef, float(d["intercept"]), float(d["offset_lo"]),
             float(d["offset_hi"]), int(d.get("ngram_max", 2)),
-            bool(d.get("sublinear_tf", True)), d.get("info"),
+            bool(d.get("sublinear_tf", True)), d.get("info"), d.get("norm", "l2"),
         )  # fmt: skip
 
 
@@ -446,14 +450,35 @@ def fit_text_linear(
     max_features: int | None = 50000,
     sublinear_tf: bool = True,
     weights: np.ndarray | None = None,
+    groups: Sequence[str] | None = None,
+    min_groups: int = 1,
+    norm: str | None = "l2",
 ) -> TextLinearPredictor:
-    """TF-IDF (sklearn, with :func:`analyze` as analyzer) + ridge regression on ln seconds."""
+    """TF-IDF (sklearn, with :func:`analyze` as analyzer) + ridge regression on ln seconds.
+
+    With ``groups`` (the repository of each text), terms must occur in at least
+    ``min_groups`` repositories (and ``min_df`` texts); the ``max_features`` most frequent
+    of those are kept.
+    """
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import Ridge
 
+    analyzer = make_analyzer(ngram_max)
+    vocabulary = None
+    if groups is not None and min_groups > 1:
+        repos: dict[str, set[str]] = {}
+        docs: dict[str, int] = {}
+        for text, g in zip(texts, groups, strict=True):
+            for term in set(analyzer(text)):
+                repos.setdefault(term, set()).add(g)
+                docs[term] = docs.get(term, 0) + 1
+        keep = [t for t, gs in repos.items() if len(gs) >= min_groups and docs[t] >= min_df]
+        keep.sort(key=lambda t: (-docs[t], t))
+        vocabulary = sorted(keep[:max_features] if max_features else keep)
     vec = TfidfVectorizer(
-        analyzer=make_analyzer(ngram_max), min_df=min_df, max_features=max_features,
-        sublinear_tf=sublinear_tf, norm="l2", smooth_idf=True, dtype=np.float64,
+        analyzer=analyzer, min_df=1 if vocabulary else min_df,
+        max_features=None if vocabulary else max_features, vocabulary=vocabulary,
+        sublinear_tf=sublinear_tf, norm=norm, smooth_idf=True, dtype=np.float64,
     )
     X = vec.fit_transform(texts)
     model = Ridge(alpha=alpha, fit_intercept=True, solver="auto", random_state=0)
@@ -461,8 +486,11 @@ def fit_text_linear(
     vocab = [""] * len(vec.vocabulary_)
     for term, j in vec.vocabulary_.items():
         vocab[j] = term
+    intercept = float(np.ravel(model.intercept_)[0])
     return TextLinearPredictor(
-        vocab, vec.idf_, model.coef_, float(model.intercept_), 0.0, 0.0,
+        vocab, vec.idf_, np.ravel(model.coef_), intercept, 0.0, 0.0,
         ngram_max=ngram_max, sublinear_tf=sublinear_tf,
-        info={"alpha": alpha, "min_df": min_df, "max_features": max_features},
+        info={"alpha": alpha, "min_df": min_df, "max_features": max_features,
+              "min_groups": min_groups},
+        norm=norm,
     )  # fmt: skip

@@ -19,8 +19,11 @@ from laser_ci.action import action_command  # noqa: E402
 from laser_ci.collect import collect  # noqa: E402
 from laser_ci.estimate import estimate  # noqa: E402
 from laser_ci.evaluate import eval_command  # noqa: E402
+from laser_ci.train import finetune_command, train_command  # noqa: E402
 
 main.add_command(action_command)
 main.add_command(collect)
 main.add_command(estimate)
 main.add_command(eval_command)
+main.add_command(finetune_command)
+main.add_command(train_command)

@@ -209,7 +209,11 @@ class _Rows:
         if len(parent) == len(self.attn) and np.array_equal(parent, np.arange(len(parent))):
             return
         assert self.past is not None
-        self.past = [np.take(x, parent, axis=0) for x in self.past]
+        if len(parent) and np.all(parent[1:] >= parent[:-1]):  # runs: a block copy per row
+            counts = np.bincount(parent, minlength=len(self.attn))
+            self.past = [np.repeat(x, counts, axis=0) for x in self.past]
+        else:
+            self.past = [x[parent] for x in self.past]
         self.attn = self.attn[parent]
         self.seen = self.seen[parent]
 

@@ -164,6 +164,110 @@ def restrict_head(model: Any, token_ids: Sequence[int] | None, *, last_only: boo
     return model
 
 
+def _const_value(graph: Any, name: str) -> np.ndarray | None:
+    from onnx import numpy_helper
+
+    init = _initializer(graph, name)
+    if init is not None:
+        return numpy_helper.to_array(init)
+    prod = next((n for n in graph.node if name in n.output), None)
+    if prod is not None and prod.op_type == "Constant":
+        for a in prod.attribute:
+            if a.name == "value":
+                return numpy_helper.to_array(a.t)
+    return None
+
+
+def prune(graph: Any) -> None:
+    """Drop nodes (and initializers) nothing reaches the graph outputs through."""
+    needed = {o.name for o in graph.output}
+    keep = []
+    for n in reversed(list(graph.node)):
+        if any(o in needed for o in n.output):
+            keep.append(n)
+            needed.update(i for i in n.input if i)
+            for a in n.attribute:  # subgraphs (If/Loop) read outer names
+                for sub in [a.g, *a.graphs]:
+                    needed.update(i for sn in sub.node for i in sn.input)
+    keep.reverse()
+    del graph.node[:]
+    graph.node.extend(keep)
+    unused = [i for i in graph.initializer if i.name not in needed]
+    for i in unused:
+        graph.initializer.remove(i)
+
+
+def simplify_attention(model: Any, mask_value: float = -1e9) -> dict[str, int]:
+    """Cheaper attention masking in an optimum export of an SDPA attention (in place).
+
+    The exported SDPA turns the boolean causal/padding mask into ``0/-inf`` with a ``Where``
+    in every layer, adds it to the scores, and guards the softmax with
+    ``Where(IsNaN(p), 0, p)`` (rows that are fully masked). With a finite mask value no
+    softmax row can be NaN, so the guard goes, and the (identical) mask of every layer is
+    computed once. Returns counts of what was rewritten. Mathematically the same for every
+    unmasked query row; padded query rows give finite values nothing attends to.
+    """
+    from onnx import numpy_helper
+
+    g = model.graph
+    consumers: dict[str, list[Any]] = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    prod = {o: n for n in g.node for o in n.output}
+    neg_name = "laser_attn_mask_neg"
+    g.initializer.append(numpy_helper.from_array(np.array([mask_value], np.float32), neg_name))
+    shared: dict[tuple, str] = {}
+    guards = masks = shared_masks = 0
+    for sm in [n for n in g.node if n.op_type == "Softmax"]:
+        # the NaN guard after the softmax
+        for isnan in [c for c in consumers.get(sm.output[0], []) if c.op_type == "IsNaN"]:
+            for w in [c for c in consumers.get(isnan.output[0], []) if c.op_type == "Where"]:
+                if w.input[0] == isnan.output[0] and w.input[2] == sm.output[0]:
+                    for c in consumers.get(w.output[0], []):
+                        for k, i in enumerate(c.input):
+                            if i == w.output[0]:
+                                c.input[k] = sm.output[0]
+                    for o in g.output:
+                        if o.name == w.output[0]:
+                            raise ValueError("NaN guard output is a graph output")
+                    guards += 1
+        # the 0/-inf mask added to the scores
+        add = prod.get(sm.input[0])
+        if add is None or add.op_type != "Add":
+            continue
+        for k in (0, 1):
+            where = prod.get(add.input[k])
+            if where is None or where.op_type != "Where":
+                continue
+            neg = _const_value(g, where.input[2])
+            zero = _const_value(g, where.input[1])
+            if neg is None or zero is None or not np.all(np.isneginf(neg)) or np.any(zero):
+                continue
+            where.input[2] = neg_name
+            masks += 1
+            sl = prod.get(where.input[0])
+            if sl is not None and sl.op_type == "Slice":
+                key_parts = [sl.input[0]]
+                ok = True
+                for pos in range(1, len(sl.input)):
+                    v = _const_value(g, sl.input[pos])
+                    if v is None:  # a dynamic end: the same for every layer only if it is
+                        src = prod.get(sl.input[pos])  # the total (past + new) length
+                        key_parts.append("dyn")
+                        ok = ok and src is not None
+                    else:
+                        key_parts.append(tuple(v.ravel().tolist()))
+                key = tuple(key_parts)
+                if ok and key in shared:
+                    add.input[k] = shared[key]
+                    shared_masks += 1
+                elif ok:
+                    shared[key] = where.output[0]
+    prune(g)
+    return {"nan_guards_removed": guards, "masks_finite": masks, "masks_shared": shared_masks}
+
+
 # ---- 3. int8 -------------------------------------------------------------------------------
 
 
@@ -211,6 +315,7 @@ def export_model(
     include_weights: bool = True,
     fp32_nodes: Sequence[str] = (),
     validate: bool = True,
+    simplify: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the artifact folder for a trained ``LlamaForCausalLM`` and return its config.
@@ -243,6 +348,8 @@ def export_model(
             variants["model.full.onnx"] = None
         for name, ids in variants.items():
             m = onnx.load(str(raw))
+            if simplify:
+                simplify_attention(m)
             restrict_head(m, ids, last_only=True)
             fp32 = tmp_path / f"fp32-{name}"
             onnx.save(m, str(fp32))

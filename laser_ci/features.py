@@ -29,6 +29,16 @@ _SIZE = re.compile(r"^([\d.]+)([KMG]?)$")
 _CORES = re.compile(r"(\d+)[-_ ]?(?:cores?|cpus?|vcpus?)\b")
 _CMD_SKIP = {"sudo", "env", "time", "exec", "then", "do", "else", "fi", "done", "if", "for",
              "echo", "export", "set", "cd", "run", "}", "{", "-", "&&", "||", "\\"}
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+_SCRIPT_FLAGS = {
+    "skip_tests": re.compile(r"skiptests|maven\.test\.skip|-x\s*:?test\b|--exclude-task\s+test"),
+    "parallel": re.compile(r"-t\s*\d|--parallel|-j\s*\d|-n\s*auto|--max-workers"),
+    "docker_build": re.compile(r"docker\s+(?:build|compose|-compose)|buildx"),
+    "test_cmd": re.compile(r"\btest\b|pytest|\bverify\b|jest|vitest|mocha|ctest"),
+    "install_cmd": re.compile(r"\binstall\b|\bci\b|apt-get|brew"),
+    "curl": re.compile(r"\bcurl\b|\bwget\b"),
+    "sleep": re.compile(r"\bsleep\b|timeout\b"),
+}
 _KNOWN_OS = ("ubuntu", "windows", "macos", "self-hosted", "linux", "arm", "buildjet",
              "large", "xlarge", "gpu")
 
@@ -127,11 +137,7 @@ def extract(text: str) -> dict[str, float]:
             indent = len(line) - len(line.lstrip(" "))
             if not line or indent >= script_indent:
                 if job is not None and line.strip():
-                    job.run_lines += 1
-                    job.run_chars += len(line.strip())
-                    w = _cmd_word(line)
-                    if w:
-                        job.bags[f"cmd:{w}"] += 1
+                    _script_line(job, line)
                 continue
             in_script = False
         if line.startswith("# ... truncated"):
@@ -161,16 +167,15 @@ def extract(text: str) -> dict[str, float]:
                     in_script = True
                     script_indent = len(indent) + 4
                 else:
-                    job.run_lines += 1
-                    job.run_chars += len(value)
-                    w = _cmd_word(value)
-                    if w:
-                        job.bags[f"cmd:{w}"] += 1
+                    _script_line(job, value)
             elif key == "with":
                 for k in re.findall(r"[{,]\s*([\w-]+):", value):
                     job.bags[f"with:{k.lower()}"] += 1
             elif key == "timeout-minutes":
                 job.step_timeouts += 1
+            elif key == "name" and depth == 0:
+                for w in set(_WORD.findall(value.lower())):
+                    job.bags[f"step:{w}"] += 1
             continue
         m = _KEY.match(line)
         if not m:
@@ -178,6 +183,9 @@ def extract(text: str) -> dict[str, float]:
         key, value = m.group(1), m.group(2).strip()
         if key == "task":
             f["task_job"] = float(value == "job")
+        elif key == "workflow":
+            for w in set(_WORD.findall(value.lower())):
+                f[f"name:{w}"] = 1
         elif key == "on":
             trig = [t.strip() for t in value.split(",") if t.strip()]
             f["n_triggers"] = len(trig)
@@ -195,6 +203,8 @@ def extract(text: str) -> dict[str, float]:
         elif key == "job":
             job = _Job()
             jobs.append(job)
+            for w in set(_WORD.findall(value.lower())):
+                job.bags[f"job:{w}"] += 1
         elif key == "repo":
             _repo_features(f, value)
         elif job is None:
@@ -224,6 +234,18 @@ def extract(text: str) -> dict[str, float]:
             job.has[key] = 1
     _job_features(f, jobs)
     return dict(f)
+
+
+def _script_line(job: _Job, line: str) -> None:
+    job.run_lines += 1
+    job.run_chars += len(line.strip())
+    w = _cmd_word(line)
+    if w:
+        job.bags[f"cmd:{w}"] += 1
+    low = line.lower()
+    for name, pattern in _SCRIPT_FLAGS.items():
+        if pattern.search(low):
+            job.bags[f"script:{name}"] += 1
 
 
 def _runner_features(f: dict[str, float], label: str, weight: float) -> None:

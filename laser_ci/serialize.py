@@ -11,6 +11,7 @@ Format (one job, ``task: job``)::
     on: <trigger>, <trigger>
     workflow-env: {K: v}            # only when set; also workflow-defaults/-concurrency
     job: <display name>
+    history: none                   # or the block of laser_ci.history (earlier runs)
     runs-on: <value>
     matrix: {key: value}            # this instance's values; "dynamic" when unknown
     <job keys that exist: needs, if, environment, timeout-minutes, continue-on-error,
@@ -47,6 +48,7 @@ from typing import Any
 import yaml
 
 from laser_ci.expressions import to_text
+from laser_ci.history import History, history_lines
 from laser_ci.workflow import JobInstance, RepoProfile, Step, Workflow
 
 DEFAULT_BUDGET = 2048
@@ -189,9 +191,10 @@ def _job_body(job: JobInstance, lim: _Limits, out: list[str]) -> None:
 
 
 def _render_job(job: JobInstance, workflow: Workflow, profile: RepoProfile | None,
-                lim: _Limits) -> str:
+                lim: _Limits, history: History | None) -> str:
     out = _header(workflow, "job", lim)
     out.append(f"job: {_flow(job.name, 200)}")
+    out.extend(history_lines(history))
     out.append(f"runs-on: {_flow(job.runs_on)}")
     if job.dynamic_matrix:
         out.append("matrix: dynamic")
@@ -203,8 +206,10 @@ def _render_job(job: JobInstance, workflow: Workflow, profile: RepoProfile | Non
     return "\n".join(out) + "\n"
 
 
-def _render_workflow(workflow: Workflow, profile: RepoProfile | None, lim: _Limits) -> str:
+def _render_workflow(workflow: Workflow, profile: RepoProfile | None, lim: _Limits,
+                     history: History | None) -> str:
     out = _header(workflow, "workflow", lim)
+    out.extend(history_lines(history))
     groups: dict[str, list[JobInstance]] = {}
     for job in workflow.jobs:
         groups.setdefault(job.id, []).append(job)
@@ -259,25 +264,27 @@ def _hard_cut(text: str, budget: int, count_tokens: Callable[[str], int]) -> str
 
 
 def serialize_job(job: JobInstance, workflow: Workflow, profile: RepoProfile | None = None,
-                  *, budget: int = DEFAULT_BUDGET,
+                  *, history: History | None = None, budget: int = DEFAULT_BUDGET,
                   count_tokens: Callable[[str], int] = approx_tokens) -> str:
     """The text of one job instance (see the module docstring)."""
-    return _fit(lambda lim: _render_job(job, workflow, profile, lim), budget, count_tokens)
+    return _fit(lambda lim: _render_job(job, workflow, profile, lim, history), budget,
+                count_tokens)
 
 
 def serialize_workflow(workflow: Workflow, profile: RepoProfile | None = None,
-                       *, budget: int = DEFAULT_BUDGET,
+                       *, history: History | None = None, budget: int = DEFAULT_BUDGET,
                        count_tokens: Callable[[str], int] = approx_tokens) -> str:
     """The text of a whole workflow, for predicting the sum over its jobs."""
-    return _fit(lambda lim: _render_workflow(workflow, profile, lim), budget, count_tokens)
+    return _fit(lambda lim: _render_workflow(workflow, profile, lim, history), budget,
+                count_tokens)
 
 
 def serialize_raw(path: str, text: str, profile: RepoProfile | None = None, *,
-                  budget: int = DEFAULT_BUDGET,
+                  history: History | None = None, budget: int = DEFAULT_BUDGET,
                   count_tokens: Callable[[str], int] = approx_tokens) -> str:
     """Fallback for a file the parser rejected: the header and the raw text (a text model
     can still read it)."""
-    head = f"task: workflow\nfile: {path}\nraw: |\n"
+    head = "task: workflow\nfile: " + path + "\n" + "\n".join(history_lines(history)) + "\nraw: |\n"
     body = "".join(f"  {line}\n" for line in text.split("\n"))
     tail = (_profile_line(profile) + "\n") if profile is not None else ""
     full = head + body + tail

@@ -1,0 +1,328 @@
+"""Train the baselines from scratch, tune them on ``val``, ship them, print the eval table.
+
+    python benchmarks/baselines.py [--data ../shared/data/gha-runs] [--out model/baselines]
+
+Needs the ``train`` extra (LightGBM, scikit-learn). Steps:
+
+1. Examples from the data folder (:func:`laser_ci.data.load_examples`, both kinds), split
+   by repository (:func:`laser_ci.data.split_of`). Everything is fit on ``train`` only.
+2. ``median``: the training runtimes' median (p10/p90: their 10th/90th percentiles).
+3. ``tabular``: LightGBM on :mod:`laser_ci.features`; a small grid (below) chosen by
+   log-MAE on ``val`` runs (kind ``workflow``, all conclusions: what ``laser-ci eval``
+   prints by default). p10/p90: offsets from 5-fold (by repository) out-of-fold residuals
+   on ``train``, or quantile models (alpha 0.1/0.9) shifted by their out-of-fold
+   miscoverage, whichever has the better interval score on ``val``.
+4. ``text-linear``: TF-IDF over the serialized text + ridge, same selection and offsets.
+5. Writes ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}`` and
+   ``card.json`` (val metrics, chosen parameters, best predictor) to ``--out``, reloads
+   them with numpy only and prints ``laser-ci eval``'s table for ``val`` (workflow and job).
+
+Deterministic: fixed seeds, one thread. About two minutes on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from laser_ci import metrics  # noqa: E402
+from laser_ci.baselines import (  # noqa: E402
+    MedianPredictor,
+    TabularPredictor,
+    TextLinearPredictor,
+    bag_vocabulary,
+    fit_lightgbm,
+    fit_text_linear,
+    interval_offsets,
+    load_baselines,
+    vectorize,
+)
+from laser_ci.data import Example, load_examples, summarize  # noqa: E402
+from laser_ci.evaluate import describe, evaluate, render_table  # noqa: E402
+from laser_ci.features import extract  # noqa: E402
+
+# LightGBM: small trees win here (few hundred repositories; most signal is coarse).
+TAB_BASE = {
+    "learning_rate": 0.05,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.5,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+}
+TAB_GRID = {
+    "objective": ["huber", "regression_l1"],
+    "num_leaves": [3, 4, 5, 7],
+    "rounds": [200, 400],
+    "min_repos": [3, 5],  # a bag feature must occur in this many training repositories
+}
+TEXT_GRID = {
+    "alpha": [0.3, 1.0, 3.0],
+    "ngram_max": [1, 2],
+    "min_groups": [1, 2],
+}
+FOLDS = 5
+
+
+def log_y(examples: Sequence[Example]) -> np.ndarray:
+    return np.log(np.maximum([e.runtime_s for e in examples], 1.0))
+
+
+def repo_folds(examples: Sequence[Example], k: int) -> np.ndarray:
+    """Fold of each example: repositories dealt round-robin in a seeded order."""
+    repos = sorted({e.repo for e in examples})
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(repos))
+    fold_of = {repos[j]: i % k for i, j in enumerate(order)}
+    return np.array([fold_of[e.repo] for e in examples])
+
+
+def grid(spec: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    keys = list(spec)
+    return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*spec.values())]
+
+
+def lmae(mu: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(np.abs(mu - y)))
+
+
+def interval_score(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, alpha: float = 0.2) -> float:
+    """Winkler score of the central 80% interval in log space (lower is better)."""
+    width = hi - lo
+    below = np.maximum(lo - y, 0.0)
+    above = np.maximum(y - hi, 0.0)
+    return float(np.mean(width + (2.0 / alpha) * (below + above)))
+
+
+# --- tabular -----------------------------------------------------------------------------
+
+
+class Tabular:
+    def __init__(self, train: Sequence[Example], feats: dict[str, dict[str, float]]):
+        self.train = train
+        self.feats = feats
+        self.y = log_y(train)
+        self._vocab: dict[int, list[str]] = {}
+
+    def vocab(self, min_repos: int, idx: Sequence[int] | None = None) -> list[str]:
+        ex = self.train if idx is None else [self.train[i] for i in idx]
+        if idx is not None:
+            return bag_vocabulary([self.feats[e.text] for e in ex], [e.repo for e in ex],
+                                  min_repos)
+        if min_repos not in self._vocab:
+            self._vocab[min_repos] = bag_vocabulary(
+                [self.feats[e.text] for e in ex], [e.repo for e in ex], min_repos
+            )
+        return self._vocab[min_repos]
+
+    def matrix(self, examples: Sequence[Example], names: Sequence[str]) -> np.ndarray:
+        index = {n: i for i, n in enumerate(names)}
+        return vectorize([self.feats[e.text] for e in examples], index)
+
+    def fit(self, cfg: dict[str, Any], idx: np.ndarray | None = None, objective: str | None = None,
+            alpha: float | None = None):
+        names = self.vocab(cfg["min_repos"], None if idx is None else list(idx))
+        ex = self.train if idx is None else [self.train[i] for i in idx]
+        y = self.y if idx is None else self.y[idx]
+        params = {**TAB_BASE, "objective": objective or cfg["objective"],
+                  "num_leaves": cfg["num_leaves"]}
+        if alpha is not None:
+            params["alpha"] = alpha
+        model = fit_lightgbm(self.matrix(ex, names), y, params, cfg["rounds"])
+        return names, model
+
+
+def train_tabular(train, val_wf, feats, log) -> tuple[TabularPredictor, dict[str, Any]]:
+    tab = Tabular(train, feats)
+    y_val = log_y(val_wf)
+    results = []
+    for cfg in grid(TAB_GRID):
+        t0 = time.perf_counter()
+        names, model = tab.fit(cfg)
+        mu = model.predict(tab.matrix(val_wf, names))
+        score = lmae(mu, y_val)
+        results.append((score, cfg))
+        log(f"  tabular {cfg} val log-MAE {score:.3f} ({time.perf_counter() - t0:.1f}s)")
+    best_score, best = min(results, key=lambda r: r[0])
+    log(f"  tabular best {best}: {best_score:.3f}")
+
+    # out-of-fold residuals on train (by repository) for the p10-p90 band
+    folds = repo_folds(train, FOLDS)
+    oof = np.zeros(len(train))
+    oof_lo = np.zeros(len(train))
+    oof_hi = np.zeros(len(train))
+    for k in range(FOLDS):
+        tr_idx, te_idx = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        te = [train[i] for i in te_idx]
+        names, model = tab.fit(best, tr_idx)
+        X = tab.matrix(te, names)
+        oof[te_idx] = model.predict(X)
+        _, lo_m = tab.fit(best, tr_idx, objective="quantile", alpha=0.1)
+        _, hi_m = tab.fit(best, tr_idx, objective="quantile", alpha=0.9)
+        oof_lo[te_idx], oof_hi[te_idx] = lo_m.predict(X), hi_m.predict(X)
+    off_lo, off_hi = interval_offsets(tab.y - oof)
+    # conformalized quantiles: shift so 10% of out-of-fold truths fall below p10 (above p90)
+    q_lo = float(np.quantile(tab.y - oof_lo, 0.1))
+    q_hi = float(np.quantile(tab.y - oof_hi, 0.9))
+
+    names, model = tab.fit(best)
+    _, lo_model = tab.fit(best, objective="quantile", alpha=0.1)
+    _, hi_model = tab.fit(best, objective="quantile", alpha=0.9)
+    info = {"params": {**TAB_BASE, **best}, "val_log_mae": best_score,
+            "n_features": len(names), "oof_log_mae": lmae(oof, tab.y)}
+    plain = TabularPredictor(names, model, off_lo, off_hi, info=info)
+    quant = TabularPredictor(names, model, q_lo, q_hi, lo_model, hi_model, info=info)
+    scores = {}
+    for label, pred in (("offsets", plain), ("quantile", quant)):
+        mu, lo, hi = pred.predict_log([e.text for e in val_wf])
+        lo, hi = np.minimum(lo, mu), np.maximum(hi, mu)
+        scores[label] = interval_score(lo, hi, y_val)
+        cov = float(np.mean((y_val >= lo) & (y_val <= hi)))
+        log(f"  tabular intervals {label}: val interval score {scores[label]:.3f}, "
+            f"coverage {cov:.3f}")
+    chosen = min(scores, key=scores.get)
+    pred = quant if chosen == "quantile" else plain
+    pred.info["intervals"] = chosen
+    return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
+
+
+# --- text --------------------------------------------------------------------------------
+
+
+def train_text(train, val_wf, log) -> tuple[TextLinearPredictor, dict[str, Any]]:
+    texts = [e.text for e in train]
+    groups = [e.repo for e in train]
+    y = log_y(train)
+    y_val = log_y(val_wf)
+    results = []
+    for cfg in grid(TEXT_GRID):
+        t0 = time.perf_counter()
+        p = fit_text_linear(texts, y, groups=groups, **cfg)
+        score = lmae(p.predict_log([e.text for e in val_wf])[0], y_val)
+        results.append((score, cfg))
+        log(f"  text {cfg} terms {len(p.vocab)} val log-MAE {score:.3f} "
+            f"({time.perf_counter() - t0:.1f}s)")
+    best_score, best = min(results, key=lambda r: r[0])
+    log(f"  text best {best}: {best_score:.3f}")
+    folds = repo_folds(train, FOLDS)
+    oof = np.zeros(len(train))
+    for k in range(FOLDS):
+        tr_idx, te_idx = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        p = fit_text_linear([texts[i] for i in tr_idx], y[tr_idx],
+                            groups=[groups[i] for i in tr_idx], **best)
+        oof[te_idx] = p.predict_log([texts[i] for i in te_idx])[0]
+    pred = fit_text_linear(texts, y, groups=groups, **best)
+    pred.offset_lo, pred.offset_hi = interval_offsets(y - oof)
+    pred.info.update({"val_log_mae": best_score, "oof_log_mae": lmae(oof, y),
+                      "ngram_max": best["ngram_max"]})
+    return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
+
+
+# --- main --------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "gha-runs"))
+    ap.add_argument("--out", default=str(ROOT / "model" / "baselines"))
+    ap.add_argument("--no-cache", action="store_true", help="re-parse the data")
+    ap.add_argument("--quiet", action="store_true", help="only the final tables")
+    args = ap.parse_args(argv)
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    t_start = time.perf_counter()
+    examples = load_examples(args.data, cache=not args.no_cache)
+    train = [e for e in examples if e.split == "train"]
+    val = [e for e in examples if e.split == "val"]
+    val_wf = [e for e in val if e.kind == "workflow"]
+    log(f"data: {summarize(examples)}; train {summarize(train)}; val {summarize(val)} "
+        f"({time.perf_counter() - t_start:.1f}s)")
+
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    median = MedianPredictor.fit(e.runtime_s for e in train)
+    timings["median"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    feats = {t: extract(t) for t in dict.fromkeys(e.text for e in examples)}
+    tabular, tab_log = train_tabular(train, val_wf, feats, log)
+    timings["tabular"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    text, text_log = train_text(train, val_wf, log)
+    timings["text-linear"] = time.perf_counter() - t0
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for p in (median, tabular, text):
+        p.save(out)
+
+    # reload from disk (numpy only) and score exactly as `laser-ci eval` does
+    shipped = load_baselines(out)
+    reports = {}
+    for kind in ("workflow", "job"):
+        subset = [e for e in val if e.kind == kind]
+        report, _ = evaluate(shipped, subset)
+        reports[kind] = {"split": "val", "kind": kind, **report}
+    val_scores = {n: r["all"]["log_mae"] for n, r in reports["workflow"]["predictors"].items()}
+    best = min(val_scores, key=val_scores.get)
+    card = {
+        "best": best,
+        "predictors": {
+            n: {
+                "val_log_mae": val_scores[n],
+                "val_success_log_mae": reports["workflow"]["predictors"][n]["success"]["log_mae"],
+                "val_job_log_mae": reports["job"]["predictors"][n]["all"]["log_mae"],
+                "train_seconds": round(timings[n], 1),
+            }
+            for n in shipped
+        },
+        "data": {"train": summarize(train), "val": summarize(val)},
+        "split": "sha256(owner/name)[:8] % 100 < 20 -> val (laser_ci.data.split_of)",
+        "tabular": tabular.info,
+        "text-linear": text.info,
+        "val_metrics": {k: _finite(r) for k, r in reports.items()},
+        "tuning": {"tabular": tab_log, "text-linear": text_log},
+    }
+    (out / "card.json").write_text(json.dumps(_finite(card), indent=1) + "\n", encoding="utf-8")
+
+    sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir()) if p.is_file()}
+    log(f"wrote {out}: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
+        + f" (total {sum(sizes.values()) / 1024:.0f} KiB)")
+    log("training time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
+        + f"; total {time.perf_counter() - t_start:.1f}s")
+    for kind in ("workflow", "job"):
+        print(describe(reports[kind]))
+        print(render_table(reports[kind]))
+    print(f"best: {best}")
+    return 0
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""A job's (or workflow's) own past runs, summarized for the model's input.
+
+The serializer writes one block per text (see :mod:`laser_ci.serialize`)::
+
+    history: n=12 median=4.73e+02 p10=3.10e+02 p90=6.00e+02 latest=5.01e+02
+    history-config: unchanged
+
+or, when the configuration changed since the latest earlier run, a compact diff of the
+serialized job (at most a few lines)::
+
+    history-config: changed +2 -1
+    + run: pytest -n 4
+    - run: pytest
+
+and ``history: none`` when there are no earlier runs. Times use the same scientific
+notation as the targets (:mod:`laser_ci.numbers`), so the model reads and writes one scale.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from laser_ci.numbers import NumberCodec
+
+MAX_RUNS = 20  # the most recent earlier runs that count
+MAX_DIFF_LINES = 6
+_CODEC = NumberCodec()
+
+
+@dataclass(frozen=True)
+class History:
+    """Earlier runtimes (oldest first, seconds) and what changed in the configuration since
+    the latest of them: None when unknown, ``()`` when unchanged, else diff lines."""
+
+    runtimes: tuple[float, ...]
+    diff: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, runtimes: Sequence[float], diff: Sequence[str] | None = None) -> History | None:
+        kept = tuple(float(x) for x in runtimes if x is not None and x > 0)[-MAX_RUNS:]
+        if not kept:
+            return None
+        return cls(kept, None if diff is None else tuple(diff))
+
+    @property
+    def n(self) -> int:
+        return len(self.runtimes)
+
+    def quantile(self, q: float) -> float:
+        return float(np.quantile(np.asarray(self.runtimes), q))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(np.asarray(self.runtimes)))
+
+    @property
+    def latest(self) -> float:
+        return self.runtimes[-1]
+
+
+def _num(x: float) -> str:
+    return _CODEC.to_string(max(x, _CODEC.min_value))
+
+
+def history_lines(history: History | None) -> list[str]:
+    """The serialized history block (always present: absence is stated)."""
+    if history is None:
+        return ["history: none"]
+    out = [f"history: n={history.n} median={_num(history.median)} p10={_num(history.quantile(0.1))} "
+           f"p90={_num(history.quantile(0.9))} latest={_num(history.latest)}"]
+    if history.diff is None:
+        out.append("history-config: unknown")
+    elif not history.diff:
+        out.append("history-config: unchanged")
+    else:
+        added = sum(1 for d in history.diff if d.startswith("+"))
+        removed = sum(1 for d in history.diff if d.startswith("-"))
+        out.append(f"history-config: changed +{added} -{removed}")
+        out.extend(d[:100] for d in history.diff[:MAX_DIFF_LINES])
+    return out
+
+
+def _config_lines(text: str) -> list[str]:
+    """The configuration part of a serialized text: without history and profile lines."""
+    out: list[str] = []
+    in_diff = False
+    for line in text.split("\n"):
+        if line.startswith("history-config: changed"):
+            in_diff = True
+            continue
+        if in_diff and line.startswith(("+ ", "- ")):
+            continue
+        in_diff = False
+        if line and not line.startswith(("history", "repo: ")):
+            out.append(line)
+    return out
+
+
+def config_diff(old_text: str, new_text: str) -> tuple[str, ...]:
+    """Changed lines between two serialized texts of the same job, ``+``/``-`` prefixed,
+    stripped of indentation; ``()`` when the configurations are the same."""
+    old, new = _config_lines(old_text), _config_lines(new_text)
+    if old == new:
+        return ()
+    out: list[str] = []
+    for line in difflib.unified_diff(old, new, lineterm="", n=0):
+        if line.startswith(("+++", "---", "@@")):
+            continue
+        out.append(line[0] + " " + line[1:].strip())
+    # Report additions and removals even when the diff is long: interleave them.
+    plus = [d for d in out if d.startswith("+")]
+    minus = [d for d in out if d.startswith("-")]
+    merged: list[str] = []
+    for a, b in zip(plus, minus, strict=False):
+        merged += [a, b]
+    longer = plus if len(plus) > len(minus) else minus
+    merged += longer[min(len(plus), len(minus)):]
+    return tuple(merged)

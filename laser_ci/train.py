@@ -1,0 +1,706 @@
+"""Training the language model: tokenizer, causal-LM pretraining, runtime fine-tuning, export.
+
+``laser-ci train --data DIR --out DIR`` runs, reproducibly from ``--seed``:
+
+1. A byte-level BPE with digits split (:mod:`laser_ci.tokenize`) on the unlabeled workflow
+   corpus (``corpus.jsonl.gz`` + ``blobs.jsonl.gz``) plus the training examples' texts.
+2. A decoder-only transformer (a transformers ``LlamaConfig`` from scratch: RoPE, full
+   attention, tied embeddings, grouped KV heads) pretrained as a causal LM on the same
+   texts, packed into fixed-length sequences.
+3. Fine-tuning on the labeled examples (:func:`laser_ci.data.load_examples`, both task
+   kinds in one model, told apart by the text's ``task:`` line) with the loss on the output
+   tokens only (``{"runtime_s": "4.73e+02"}<eos>`` after the prompt). Validation on the
+   held-out repositories (:func:`laser_ci.data.split_of`) after every epoch; the best
+   checkpoint (lowest loss on the number's tokens) is kept.
+4. Export to ONNX int8 (:mod:`laser_ci.export`), then sampled predictions on validation with
+   the int8 and the fp32 graph, both reported in ``train_report.json``.
+
+Validation repositories are excluded from the tokenizer and the pretraining corpus too.
+
+Scaling: the loops run through ``accelerate``; ``accelerate launch -m laser_ci.cli train ...``
+or ``torchrun --nproc-per-node N -m laser_ci.cli train ...`` trains data-parallel on several
+GPUs (``--mixed-precision bf16`` on GPUs). On CPU keep ``--threads`` at the cores you have.
+
+``laser-ci finetune --data COLLECTED_DIR --base model/ --out DIR`` adapts a shipped model
+(its ``weights.safetensors``) to one repository's own history: the latest 20% of runs by
+commit date are its validation set.
+
+torch is imported inside the commands only: ``laser-ci --help`` works without it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
+from laser_ci.tokenize import DEFAULT_VOCAB_SIZE, PromptCodec
+
+IGNORE = -100
+
+# name -> LlamaConfig fields. Parameters with the default 8k vocab (tied embeddings):
+# tiny ~0.6M (tests), small ~5.2M, base ~11M.
+SIZES: dict[str, dict[str, int]] = {
+    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=2, num_key_value_heads=1),
+    "small": dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4,
+                  num_attention_heads=4, num_key_value_heads=1),
+    "base": dict(hidden_size=384, intermediate_size=1024, num_hidden_layers=6,
+                 num_attention_heads=6, num_key_value_heads=2),
+}
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a training run (written to ``train_report.json``)."""
+
+    size: str = "small"
+    seed: int = 0
+    vocab_size: int = DEFAULT_VOCAB_SIZE
+    max_prompt_tokens: int = 512
+    kinds: tuple[str, ...] = ("job", "workflow")
+    success_only: bool = False
+    # pretraining (causal LM on the corpus); 0 steps skips it
+    pretrain_steps: int = 1500
+    pretrain_seq_len: int = 512
+    pretrain_batch_size: int = 8
+    pretrain_lr: float = 1e-3
+    # fine-tuning on runtimes
+    epochs: int = 4
+    batch_size: int = 8
+    lr: float = 5e-4
+    weight_decay: float = 0.01
+    warmup_frac: float = 0.05
+    patience: int = 2
+    grad_clip: float = 1.0
+    # runtime
+    threads: int = 1
+    mixed_precision: str = "no"
+    max_val_decode: int = 400  # val examples decoded with the exported graphs (0: none)
+    num_samples: int = 32
+    corpus_max_docs: int = 0  # 0: every corpus document
+    time_limit_min: float = 0.0  # 0: no limit; else stop each phase early at its share
+
+
+# ---- data ----------------------------------------------------------------------------------
+
+
+def corpus_texts(data_dir: str | os.PathLike[str], split: str = "train",
+                 max_docs: int = 0, seed: int = 0) -> list[str]:
+    """Unlabeled workflow texts of one split's repositories (distinct blobs, stable order)."""
+    from laser_ci.data import load_blobs, load_corpus, split_of
+
+    rows = [r for r in load_corpus(data_dir) if split == "all" or split_of(str(r["repo"])) == split]
+    ids = list(dict.fromkeys(str(r["blob"]) for r in rows))
+    if max_docs and len(ids) > max_docs:
+        ids = sorted(random.Random(seed).sample(ids, max_docs), key=ids.index)
+    blobs = load_blobs(data_dir, ids)
+    return [blobs[i] for i in ids if blobs.get(i)]
+
+
+def load_labeled(data_dir: str | os.PathLike[str], cfg: TrainConfig) -> tuple[list, list]:
+    """(train, val) examples by repository split."""
+    from laser_ci.data import load_examples, split_of
+
+    examples = load_examples(data_dir, kinds=cfg.kinds)
+    if cfg.success_only:
+        examples = [e for e in examples if e.conclusion == "success"]
+    examples = [e for e in examples if e.runtime_s > 0]
+    train = [e for e in examples if split_of(e.repo) == "train"]
+    val = [e for e in examples if split_of(e.repo) == "val"]
+    return train, val
+
+
+def pack_tokens(token_lists: Sequence[Sequence[int]], seq_len: int, eos_id: int) -> np.ndarray:
+    """Documents joined with ``<eos>`` and cut into ``[n, seq_len]`` rows (remainder dropped)."""
+    total = sum(len(t) + 1 for t in token_lists)
+    flat = np.empty(total, dtype=np.int32)
+    pos = 0
+    for t in token_lists:
+        flat[pos : pos + len(t)] = t
+        flat[pos + len(t)] = eos_id
+        pos += len(t) + 1
+    n = total // seq_len
+    return flat[: n * seq_len].reshape(n, seq_len)
+
+
+@dataclass
+class Item:
+    """One fine-tuning sequence: prompt + output ids; loss where ``labels != IGNORE``."""
+
+    ids: list[int]
+    labels: list[int]  # next-token labels aligned with ids (IGNORE on the prompt)
+    number_positions: list[int] = field(default_factory=list)  # positions of generated tokens
+    runtime_s: float = 0.0
+    kind: str = ""
+
+
+def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
+    items = []
+    for ex, p in zip(examples, prompt.encode_texts([e.text for e in examples]), strict=True):
+        out, generated = prompt.target(ex.runtime_s)
+        ids = p + out + [prompt.eos_id]
+        labels = [IGNORE] * len(p) + out + [prompt.eos_id]
+        pos = [len(p) + k for k, g in enumerate(generated) if g]
+        items.append(Item(ids, labels, pos, float(ex.runtime_s), ex.kind))
+    return items
+
+
+def batches_by_length(n_items: int, lengths: Sequence[int], batch_size: int,
+                      rng: random.Random) -> list[list[int]]:
+    """Shuffled batches of similar length (less padding), in a shuffled order."""
+    idx = list(range(n_items))
+    rng.shuffle(idx)
+    chunk = batch_size * 32
+    out: list[list[int]] = []
+    for s in range(0, len(idx), chunk):
+        group = sorted(idx[s : s + chunk], key=lambda i: lengths[i])
+        out.extend(group[k : k + batch_size] for k in range(0, len(group), batch_size))
+    rng.shuffle(out)
+    return out
+
+
+# ---- model ---------------------------------------------------------------------------------
+
+
+def build_model(vocab_size: int, size: str | dict[str, int], max_positions: int = 2048) -> Any:
+    """A randomly initialised ``LlamaForCausalLM`` of a named size (or explicit fields)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    fields = SIZES[size] if isinstance(size, str) else dict(size)
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=True,
+        rope_theta=10000.0,
+        attention_dropout=0.0,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=1,
+        **fields,
+    )
+    return LlamaForCausalLM(config)
+
+
+def count_parameters(model: Any) -> int:
+    return int(sum(p.numel() for p in model.parameters()))
+
+
+def _lr_lambda(total: int, warmup: int):
+    def f(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / max(warmup, 1)
+        progress = (step - warmup) / max(total - warmup, 1)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+
+    return f
+
+
+def _optimizer(model: Any, lr: float, weight_decay: float) -> Any:
+    import torch
+
+    decay, no_decay = [], []
+    for n, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.ndim < 2 or "norm" in n or "embed" in n else decay).append(p)
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr, betas=(0.9, 0.95), eps=1e-8,
+    )
+
+
+def _loss_module(model: Any) -> Any:
+    """Wraps the LM so DDP sees one forward: returns (summed CE, number of target tokens)."""
+    import torch
+    import torch.nn.functional as F
+
+    class LossModule(torch.nn.Module):
+        def __init__(self, lm: Any) -> None:
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, input_ids: Any, attention_mask: Any, labels: Any) -> tuple[Any, Any]:
+            hidden = self.lm.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            target = labels[:, 1:]
+            sel = target != IGNORE
+            h = hidden[:, :-1][sel]
+            logits = self.lm.lm_head(h).float()
+            loss = F.cross_entropy(logits, target[sel], reduction="sum")
+            return loss, sel.sum()
+
+    return LossModule(model)
+
+
+def _collate(items: Sequence[Item], pad_id: int) -> dict[str, Any]:
+    import torch
+
+    n = max(len(it.ids) for it in items)
+    ids = torch.full((len(items), n), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(items), n), dtype=torch.long)
+    labels = torch.full((len(items), n), IGNORE, dtype=torch.long)
+    for r, it in enumerate(items):
+        k = len(it.ids)
+        ids[r, :k] = torch.tensor(it.ids)
+        mask[r, :k] = 1
+        labels[r, :k] = torch.tensor(it.labels)
+    return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+
+# ---- phases ----------------------------------------------------------------------------------
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, dynamic_ncols=True, mininterval=2.0)
+
+
+def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
+             log: dict[str, Any]) -> None:
+    """Causal-LM training on packed ``rows`` for ``cfg.pretrain_steps`` steps."""
+    import torch
+
+    steps = cfg.pretrain_steps
+    if steps <= 0 or len(rows) == 0:
+        return
+    wrapped = _loss_module(model)
+    opt = _optimizer(model, cfg.pretrain_lr, cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(steps, max(1, steps // 20)))
+    wrapped, opt, sched = accelerator.prepare(wrapped, opt, sched)
+    g = np.random.default_rng(cfg.seed)
+    bs = cfg.pretrain_batch_size
+    world, rank = accelerator.num_processes, accelerator.process_index
+    wrapped.train()
+    t0 = time.time()
+    limit = cfg.time_limit_min * 60 * 0.4 if cfg.time_limit_min else 0
+    losses: list[float] = []
+    bar = _progress(steps, "pretrain", accelerator.is_main_process)
+    order = g.permutation(len(rows))
+    cursor = 0
+    done = 0
+    for step in range(steps):
+        if cursor + bs * world > len(order):
+            order, cursor = g.permutation(len(rows)), 0
+        take = order[cursor + rank * bs : cursor + (rank + 1) * bs]
+        cursor += bs * world
+        x = torch.from_numpy(rows[take].astype(np.int64)).to(accelerator.device)
+        batch_labels = x.clone()
+        with accelerator.autocast():
+            loss_sum, n = wrapped(x, torch.ones_like(x), batch_labels)
+            loss = loss_sum / n.clamp(min=1)
+        accelerator.backward(loss)
+        if cfg.grad_clip:
+            accelerator.clip_grad_norm_(wrapped.parameters(), cfg.grad_clip)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(float(loss.detach()))
+        done = step + 1
+        bar.update(1)
+        if step % 20 == 0:
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        if limit and time.time() - t0 > limit:
+            break
+    bar.close()
+    del wrapped, opt, sched
+    accelerator.free_memory()
+    log["pretrain"] = {
+        "steps": done,
+        "tokens": int(done * bs * world * rows.shape[1]),
+        "final_loss": float(np.mean(losses[-50:])) if losses else None,
+        "seconds": round(time.time() - t0, 1),
+    }
+
+
+def evaluate_loss(model: Any, items: Sequence[Item], pad_id: int, batch_size: int,
+                  device: Any) -> dict[str, float]:
+    """Mean CE per example over the number's generated tokens, and over all output tokens."""
+    import torch
+    import torch.nn.functional as F
+
+    model.eval()
+    num, out_ = [], []
+    order = sorted(range(len(items)), key=lambda i: len(items[i].ids))
+    with torch.no_grad():
+        for s in range(0, len(order), batch_size):
+            chunk = [items[i] for i in order[s : s + batch_size]]
+            b = {k: v.to(device) for k, v in _collate(chunk, pad_id).items()}
+            hidden = model.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).last_hidden_state
+            for r, it in enumerate(chunk):
+                lab = torch.tensor(it.labels[1:], device=device)
+                sel = lab != IGNORE
+                logits = model.lm_head(hidden[r, : len(it.ids) - 1][sel]).float()
+                ce = F.cross_entropy(logits, lab[sel], reduction="none")
+                out_.append(float(ce.mean()))
+                # generated-token positions p predict ids[p] from hidden[p - 1]
+                gen = torch.tensor([p - 1 for p in it.number_positions], device=device)
+                lg = model.lm_head(hidden[r, gen]).float()
+                tgt = torch.tensor([it.ids[p] for p in it.number_positions], device=device)
+                num.append(float(F.cross_entropy(lg, tgt, reduction="mean")))
+    model.train()
+    return {"number_loss": float(np.mean(num)) if num else float("nan"),
+            "output_loss": float(np.mean(out_)) if out_ else float("nan")}
+
+
+def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[Item],
+                  cfg: TrainConfig, accelerator: Any, pad_id: int, log: dict[str, Any]) -> Any:
+    """Fine-tune in place; returns the best state dict (by validation number loss)."""
+    import torch
+
+    if not train_items or cfg.epochs <= 0:
+        return None
+    rng = random.Random(cfg.seed)
+    lengths = [len(it.ids) for it in train_items]
+    per_epoch = math.ceil(len(train_items) / (cfg.batch_size * accelerator.num_processes))
+    total = per_epoch * cfg.epochs
+    wrapped = _loss_module(model)
+    opt = _optimizer(model, cfg.lr, cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(total, int(total * cfg.warmup_frac)))
+    wrapped, opt, sched = accelerator.prepare(wrapped, opt, sched)
+    unwrapped = accelerator.unwrap_model(wrapped).lm
+    world, rank = accelerator.num_processes, accelerator.process_index
+    best: tuple[float, int, dict[str, Any]] | None = None
+    history = []
+    bad_epochs = 0
+    t0 = time.time()
+    limit = cfg.time_limit_min * 60 * 0.5 if cfg.time_limit_min else 0
+    bar = _progress(total, "finetune", accelerator.is_main_process)
+    stop = False
+    for epoch in range(cfg.epochs):
+        wrapped.train()
+        batches = batches_by_length(len(train_items), lengths, cfg.batch_size * world, rng)
+        losses = []
+        for big in batches:
+            mine = big[rank::world] or big[:1]
+            b = {k: v.to(accelerator.device)
+                 for k, v in _collate([train_items[i] for i in mine], pad_id).items()}
+            with accelerator.autocast():
+                loss_sum, n = wrapped(b["input_ids"], b["attention_mask"], b["labels"])
+                loss = loss_sum / n.clamp(min=1)
+            accelerator.backward(loss)
+            if cfg.grad_clip:
+                accelerator.clip_grad_norm_(wrapped.parameters(), cfg.grad_clip)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            losses.append(float(loss.detach()))
+            bar.update(1)
+            if len(losses) % 20 == 0:
+                bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-20:]):.3f}")
+            if limit and time.time() - t0 > limit:
+                stop = True
+                break
+        metrics = {"epoch": epoch, "train_loss": float(np.mean(losses)) if losses else None}
+        if val_items and accelerator.is_main_process:
+            metrics.update(evaluate_loss(unwrapped, val_items, pad_id, cfg.batch_size * 2,
+                                         accelerator.device))
+        score = metrics.get("number_loss", -epoch)
+        history.append(metrics)
+        if accelerator.is_main_process:
+            bar.write(json.dumps(metrics))
+        if best is None or score < best[0]:
+            state = {k: v.detach().to("cpu").clone() for k, v in unwrapped.state_dict().items()}
+            best = (score, epoch, state)
+            bad_epochs = 0
+        else:
+            bad_epochs += 1
+            if bad_epochs >= cfg.patience:
+                break
+        if stop:
+            break
+    bar.close()
+    log["finetune"] = {
+        "history": history,
+        "best_epoch": best[1] if best else None,
+        "seconds": round(time.time() - t0, 1),
+        "train_examples": len(train_items),
+        "val_examples": len(val_items),
+    }
+    return best[2] if best else None
+
+
+def _accelerator(cfg: TrainConfig, device: str) -> Any:
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    torch.set_num_threads(max(1, cfg.threads))
+    cpu = device == "cpu" or (device == "auto" and not torch.cuda.is_available())
+    acc = Accelerator(cpu=cpu, mixed_precision=cfg.mixed_precision)
+    set_seed(cfg.seed)
+    return acc
+
+
+# ---- evaluation with the exported graphs ----------------------------------------------------
+
+
+def decode_metrics(model_dir: Path, examples: Sequence[Any], model_file: str,
+                   num_samples: int, threads: int) -> dict[str, Any]:
+    """Sampled predictions of an exported graph on ``examples``: log-MAE of the median,
+    p10-p90 coverage, and seconds."""
+    from laser_ci.model import LaserModel
+
+    if not examples:
+        return {}
+    m = LaserModel(model_dir, model_file=model_file, num_samples=num_samples, threads=threads)
+    t = time.time()
+    preds = m.predict([e.text for e in examples])
+    secs = time.time() - t
+    y = np.log(np.maximum([e.runtime_s for e in examples], 1.0))
+    p50 = np.log(np.maximum([p.p50 for p in preds], 1.0))
+    lo = np.array([p.p10 for p in preds])
+    hi = np.array([p.p90 for p in preds])
+    true = np.array([e.runtime_s for e in examples])
+    succ = np.array([e.conclusion == "success" for e in examples])
+    err = np.abs(p50 - y)
+    out = {
+        "examples": len(examples),
+        "log_mae": float(err.mean()),
+        "log_mae_success": float(err[succ].mean()) if succ.any() else None,
+        "coverage_p10_p90": float(np.mean((true >= lo) & (true <= hi))),
+        "seconds": round(secs, 2),
+        "by_kind": {k: float(err[[e.kind == k for e in examples]].mean())
+                    for k in sorted({e.kind for e in examples})},
+    }
+    return out
+
+
+def _sample_val(val: Sequence[Any], n: int, seed: int) -> list[Any]:
+    if not n or len(val) <= n:
+        return list(val)
+    return random.Random(seed).sample(list(val), n)
+
+
+# ---- orchestration --------------------------------------------------------------------------
+
+
+def run_training(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+                 cfg: TrainConfig, *, device: str = "auto", init: str | None = None,
+                 export: bool = True, codec: NumberCodec = DEFAULT_CODEC) -> dict[str, Any]:
+    """The whole ``laser-ci train`` pipeline; returns the report (also in the out folder)."""
+    from laser_ci.tokenize import load_tokenizer, train_tokenizer
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    acc = _accelerator(cfg, device)
+    log: dict[str, Any] = {"config": asdict(cfg), "device": str(acc.device),
+                           "processes": acc.num_processes}
+    t_all = time.time()
+    train_ex, val_ex = load_labeled(data_dir, cfg)
+    log["data"] = {"train": len(train_ex), "val": len(val_ex)}
+    # 1. tokenizer (and the unlabeled texts it and pretraining read)
+    texts: list[str] = []
+    if init:
+        tok = load_tokenizer(Path(init) / "tokenizer.json")
+    else:
+        texts = corpus_texts(data_dir, "train", cfg.corpus_max_docs, cfg.seed)
+        texts += list(dict.fromkeys(e.text for e in train_ex))
+        t = time.time()
+        tok = train_tokenizer(texts, cfg.vocab_size)
+        log["tokenizer"] = {"documents": len(texts), "vocab": tok.get_vocab_size(),
+                            "seconds": round(time.time() - t, 1)}
+    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
+    # 2. model + pretraining
+    if init:
+        from transformers import LlamaForCausalLM
+
+        model = LlamaForCausalLM.from_pretrained(init)
+    else:
+        model = build_model(tok.get_vocab_size(), cfg.size, max(2048, cfg.max_prompt_tokens + 64))
+    log["parameters"] = count_parameters(model)
+    model.to(acc.device)
+    if not init and cfg.pretrain_steps > 0:
+        t = time.time()
+        encs = tok.encode_batch(texts, add_special_tokens=False)
+        rows = pack_tokens([e.ids for e in encs], cfg.pretrain_seq_len, prompt.eos_id)
+        log["pretrain_data"] = {"sequences": int(len(rows)), "tokens": int(rows.size),
+                                "tokenize_seconds": round(time.time() - t, 1)}
+        del encs
+        pretrain(model, rows, cfg, acc, log)
+        if acc.is_main_process:
+            model.save_pretrained(str(out / "pretrained"))
+            tok.save(str(out / "pretrained" / "tokenizer.json"))
+    # 3. fine-tuning
+    train_items = make_items(train_ex, prompt)
+    val_items = make_items(val_ex, prompt)
+    best = finetune_loop(model, train_items, val_items, cfg, acc, prompt.pad_id, log)
+    if best is not None:
+        acc.unwrap_model(model).load_state_dict(best)
+    model = acc.unwrap_model(model)
+    if acc.is_main_process:
+        model.save_pretrained(str(out / "checkpoint"))
+        tok.save(str(out / "checkpoint" / "tokenizer.json"))
+    # 4. export + int8-vs-fp32 check on validation
+    if export and acc.is_main_process:
+        log["eval"] = export_and_check(model, tok, out, cfg, val_ex, codec)
+    log["seconds"] = round(time.time() - t_all, 1)
+    if acc.is_main_process:
+        (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
+    return log
+
+
+def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
+                     val_ex: Sequence[Any], codec: NumberCodec) -> dict[str, Any]:
+    from laser_ci.export import export_model
+
+    model = model.to("cpu").float().eval()
+    export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
+                 keep_fp32=True, extra={"training": {"size": cfg.size, "seed": cfg.seed}})
+    sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
+    res = {
+        "int8": decode_metrics(out, sample, "model.onnx", cfg.num_samples, max(cfg.threads, 1)),
+        "fp32": decode_metrics(out, sample, "model.fp32.onnx", cfg.num_samples, max(cfg.threads, 1)),
+    }
+    # keep the int8 graph unless it drifts from fp32 (then ship fp32)
+    i8, f32 = res["int8"].get("log_mae"), res["fp32"].get("log_mae")
+    res["shipped"] = "int8"
+    if i8 is not None and f32 is not None and i8 > f32 + 0.05:
+        res["shipped"] = "fp32"
+        export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
+                     int8=False, keep_fp32=True, extra={"training": {"size": cfg.size}})
+    config_path = out / "laser.json"
+    config = json.loads(config_path.read_text())
+    config["metrics"] = {"val": res}
+    config_path.write_text(json.dumps(config, indent=2) + "\n")  # not a hashed file
+    return res
+
+
+def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[str],
+                 out_dir: str | os.PathLike[str], cfg: TrainConfig, *,
+                 device: str = "auto") -> dict[str, Any]:
+    """Adapt a shipped model to one repository's history (``laser-ci finetune``)."""
+    from safetensors.torch import load_file
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from laser_ci.data import load_examples
+    from laser_ci.model import read_config
+    from laser_ci.tokenize import load_tokenizer
+
+    base = Path(base_dir)
+    base_cfg = read_config(base)
+    for name in ("weights.safetensors", "hf_config.json"):
+        if name not in base_cfg["files"]:
+            raise click.ClickException(f"{base}: no {name}; this model cannot be fine-tuned")
+    cfg = replace(cfg, max_prompt_tokens=int(base_cfg["prompt"]["max_prompt_tokens"]))
+    codec = NumberCodec(**base_cfg["codec"])
+    acc = _accelerator(cfg, device)
+    tok = load_tokenizer(base / "tokenizer.json")
+    hf_cfg = LlamaConfig.from_dict(json.loads((base / "hf_config.json").read_text()))
+    model = LlamaForCausalLM(hf_cfg)
+    missing, unexpected = model.load_state_dict(
+        {k: v.float() for k, v in load_file(str(base / "weights.safetensors")).items()},
+        strict=False)
+    if [k for k in missing if k != "lm_head.weight"] or unexpected:
+        raise click.ClickException(f"{base}: weights do not fit the config: {missing} {unexpected}")
+    model.tie_weights()
+    model.to(acc.device)
+    examples = [e for e in load_examples(data_dir, kinds=cfg.kinds, cache=False) if e.runtime_s > 0]
+    if cfg.success_only:
+        examples = [e for e in examples if e.conclusion == "success"]
+    if len(examples) < 5:
+        raise click.ClickException(f"{data_dir}: only {len(examples)} labeled examples")
+    runs = sorted({(e.commit_date, e.run_id) for e in examples})
+    cut = runs[int(len(runs) * 0.8)] if len(runs) >= 5 else runs[-1]
+    train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
+    val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
+    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
+    log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
+                           "data": {"train": len(train_ex), "val": len(val_ex)}}
+    before = evaluate_loss(model, make_items(val_ex, prompt), prompt.pad_id, cfg.batch_size,
+                           acc.device)
+    log["val_before"] = before
+    best = finetune_loop(model, make_items(train_ex, prompt), make_items(val_ex, prompt), cfg,
+                         acc, prompt.pad_id, log)
+    if best is not None:
+        model.load_state_dict(best)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    log["eval"] = export_and_check(model, tok, out, cfg, val_ex, codec)
+    (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
+    return log
+
+
+# ---- commands ---------------------------------------------------------------------------------
+
+
+def _common(f: Any) -> Any:
+    opts = [
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--epochs", type=int, default=None, help="Fine-tuning epochs."),
+        click.option("--batch-size", type=int, default=None),
+        click.option("--lr", type=float, default=None, help="Fine-tuning learning rate."),
+        click.option("--threads", type=int, default=1, show_default=True,
+                     help="torch CPU threads."),
+        click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+                     show_default=True),
+        click.option("--mixed-precision", type=click.Choice(["no", "bf16", "fp16"]),
+                     default="no", show_default=True),
+        click.option("--kinds", default="job,workflow", show_default=True,
+                     help="Task kinds to train on."),
+        click.option("--success-only", is_flag=True, help="Train on successful runs only."),
+        click.option("--max-val-decode", type=int, default=None,
+                     help="Validation examples decoded with the exported graphs."),
+        click.option("--time-limit-min", type=float, default=0.0,
+                     help="Stop the phases early to end within about this many minutes."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
+    kinds = kw.pop("kinds", None)
+    upd = {k: v for k, v in kw.items() if v is not None}
+    if kinds:
+        upd["kinds"] = tuple(k.strip() for k in kinds.split(",") if k.strip())
+    return replace(base, **upd)
+
+
+@click.command("train")
+@click.option("--data", "data_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="A gha-runs style folder (runs, blobs, corpus).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Where the model folder (and checkpoints, report) go.")
+@click.option("--size", type=click.Choice(sorted(SIZES)), default="small", show_default=True)
+@click.option("--pretrain-steps", type=int, default=None)
+@click.option("--max-prompt-tokens", type=int, default=None)
+@click.option("--vocab-size", type=int, default=None)
+@click.option("--corpus-max-docs", type=int, default=None)
+@click.option("--init", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Start from a saved checkpoint folder (e.g. OUT/pretrained): "
+                   "skips the tokenizer and pretraining.")
+@click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
+@_common
+def train_command(data_dir: str, out_dir: str, size: str, init: str | None, no_export: bool,
+                  device: str, **kw: Any) -> None:
+    """Train the runtime language model from scratch (see laser_ci/train.py)."""
+    cfg = _cfg_from(TrainConfig(size=size), **kw)
+    log = run_training(data_dir, out_dir, cfg, device=device, init=init, export=not no_export)
+    click.echo(json.dumps({k: log.get(k) for k in ("parameters", "data", "eval", "seconds")},
+                          indent=2))
+
+
+@click.command("finetune")
+@click.option("--data", "data_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="One repository's history, as `laser-ci collect` writes it.")
+@click.option("--base", "base_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="A model folder with weights.safetensors (the shipped model).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
+@_common
+def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **kw: Any) -> None:
+    """Adapt the shipped model to one repository's own history (minutes on a CPU)."""
+    kw.setdefault("epochs", None)
+    cfg = _cfg_from(TrainConfig(epochs=3, lr=2e-4, patience=1, pretrain_steps=0), **kw)
+    log = run_finetune(data_dir, base_dir, out_dir, cfg, device=device)
+    click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval")}, indent=2))

@@ -1,0 +1,27 @@
+"""Shared test fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from laser_ci.predict import Runtime
+
+
+class LengthPredictor:
+    """A tiny deterministic predictor for tests: the runtime grows with the text length."""
+
+    name = "test-length"
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        return [Runtime(len(t) / 20, len(t) / 10, len(t) / 5) for t in texts]
+
+
+@pytest.fixture
+def fake_predictor(monkeypatch: pytest.MonkeyPatch) -> LengthPredictor:
+    """Make ``laser-ci estimate`` use :class:`LengthPredictor` instead of the shipped model,
+    so CLI tests do not depend on ``laser_ci.predictors``."""
+    predictor = LengthPredictor()
+    monkeypatch.setattr("laser_ci.estimate._default_predictor", lambda model_dir=None: predictor)
+    return predictor

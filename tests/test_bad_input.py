@@ -1,0 +1,205 @@
+"""`laser-ci estimate` on bad input: one clear error line per problem, never a traceback, and
+the good files next to a bad one are still estimated.
+
+Each case writes ``good.yml`` and one bad file into a fresh folder and runs the real CLI
+(``laser_ci.cli.main``) in-process with the ``fake_predictor`` fixture (tests/conftest.py).
+Expected: exit code 1; stderr has ``error: <file>:<line>: <reason>`` naming the bad file;
+no "Traceback"; ``good.yml`` appears in stdout.
+
+GitHub's own reader reports such problems the same way, per file and with a line (e.g.
+"(Line: 1, Col: 1): Required property is missing: jobs"; github.com/actions/runner
+src/Sdk/WorkflowParser/ObjectTemplating/TemplateReader.cs), and stops alias expansion at
+50,000 nodes ("Maximum YAML nodes exceeded", Conversion/YamlObjectReader.cs).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from laser_ci.cli import main
+from laser_ci.yamlload import load_yaml
+
+GOOD = """name: Good
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: make
+"""
+
+ERROR_LINE = re.compile(r"^error: (?P<file>[^:]+):(?P<line>\d+): (?P<reason>.+)$")
+
+
+def billion_laughs() -> str:
+    rows = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, 10):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        rows.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(rows) + "\njobs:\n  j:\n    runs-on: *j\n"
+
+
+def deep_flow() -> str:
+    return "on: push\njobs: " + "[" * 50_000 + "]" * 50_000 + "\n"
+
+
+def deep_block() -> str:
+    body = "".join("  " * (i + 1) + f"k{i}:\n" for i in range(200))
+    return "on: push\njobs:\n" + body + "  " * 201 + "leaf\n"
+
+
+JOB = "    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n"
+
+# (case id, file content, expected line, a word of the reason)
+CASES: list[tuple[str, str | bytes, int, str]] = [
+    ("invalid-yaml", "on: push\njobs:\n  a:\n    runs-on: [ubuntu\n    steps: x\n", 5, "invalid YAML"),
+    ("tab-indent", "on: push\njobs:\n\ta: 1\n", 3, "invalid YAML"),
+    ("not-a-mapping", "- on\n- jobs\n", 1, "expected a mapping"),
+    ("scalar-document", "just text\n", 1, "expected a mapping"),
+    ("no-jobs", "name: x\non: push\n", 1, "jobs"),
+    ("jobs-empty", "on: push\njobs: {}\n", 2, "jobs"),
+    ("job-not-a-mapping", "on: push\njobs:\n  a: 3\n", 3, "not a mapping"),
+    ("non-utf8", b"on: push\njobs:\n  a:\n    runs-on: caf\xe9\n", 4, "UTF-8"),
+    ("utf16", "on: push\njobs: {}\n".encode("utf-16"), 1, "UTF-8"),
+    ("nul-byte", "on: push\njobs:\n  a:\n    runs-on: x\x00\n", 4, "special character"),
+    ("empty", "", 1, "empty"),
+    ("only-comments", "# nothing here\n\n", 1, "empty"),
+    ("two-documents", "on: push\n---\njobs: {}\n", 2, "single document"),
+    ("python-tag", "on: !!python/object/apply:os.system [echo]\njobs: {}\n", 1, "constructor"),
+    ("duplicate-job", f"on: push\njobs:\n  a:\n{JOB}  A:\n{JOB}", 6, "duplicate key"),
+    ("needs-missing", f"on: push\njobs:\n  a:\n    needs: ghost\n{JOB}", 3, "does not exist"),
+    ("needs-cycle", f"on: push\njobs:\n  a:\n    needs: b\n{JOB}  b:\n    needs: a\n{JOB}", 3, "cycle"),
+    ("alias-bomb", billion_laughs(), 5, "alias"),  # e: 9**5 > 50,000 nodes
+    ("deep-flow", deep_flow(), 2, "nests deeper"),
+    ("deep-block", deep_block(), 65, "nests deeper"),
+]
+
+
+def run_estimate(*args: str) -> Result:
+    return CliRunner().invoke(main, ["estimate", *args])
+
+
+def assert_clean_failure(result: Result) -> None:
+    """Exit 1 through sys.exit, never an exception escaping, never a traceback."""
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+
+
+def error_lines(result: Result) -> list[re.Match[str]]:
+    lines = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+    matches = [ERROR_LINE.match(x) for x in lines]
+    assert all(matches), lines  # every error line is `error: <file>:<line>: <reason>`
+    return [m for m in matches if m]
+
+
+@pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize(("content", "line", "reason"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_bad_file_next_to_a_good_one(tmp_path: Path, content: str | bytes, line: int,
+                                     reason: str) -> None:
+    (tmp_path / "good.yml").write_text(GOOD)
+    bad = tmp_path / "bad.yml"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    start = time.perf_counter()
+    result = run_estimate(str(tmp_path), "--format", "json")
+    elapsed = time.perf_counter() - start
+    assert elapsed < 5, f"took {elapsed:.1f}s"
+    assert_clean_failure(result)
+    (err,) = error_lines(result)
+    assert err["file"] == "bad.yml"
+    assert int(err["line"]) == line
+    assert reason in err["reason"]
+    out = json.loads(result.stdout)
+    good = [wf for wf in out["workflows"] if wf["path"] == "good.yml"]
+    assert len(good) == 1 and [j["id"] for j in good[0]["jobs"]] == ["build"]
+    assert out["errors"] == [{"path": "bad.yml", "line": line, "message": err["reason"]}]
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_ten_megabyte_file(tmp_path: Path) -> None:
+    (tmp_path / "good.yml").write_text(GOOD)
+    with open(tmp_path / "huge.yml", "w") as fh:
+        fh.write("on: push\njobs:\n  a:\n    runs-on: x\n    env:\n")
+        row = "      K{:07d}: " + "v" * 80 + "\n"
+        for i in range(10 * 1024 * 1024 // 96):
+            fh.write(row.format(i))
+    start = time.perf_counter()
+    result = run_estimate(str(tmp_path))  # default table output
+    assert time.perf_counter() - start < 5
+    assert_clean_failure(result)
+    (err,) = error_lines(result)
+    assert (err["file"], err["line"]) == ("huge.yml", "1")
+    assert "larger than 2 MB" in err["reason"]
+    assert "good.yml" in result.stdout and "huge.yml" not in result.stdout
+
+
+def test_alias_bomb_is_refused_quickly_in_bounded_memory() -> None:
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        loaded = load_yaml(billion_laughs())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - start < 5
+    assert loaded.data is None and "alias" in (loaded.error or "")
+    assert peak < 20 * 1024 * 1024
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_reusable_workflow_cycle(tmp_path: Path) -> None:
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "good.yml").write_text(GOOD)
+    (workflows / "caller.yml").write_text("on: push\njobs:\n  go:\n    uses: ./.github/workflows/a.yml\n")
+    (workflows / "a.yml").write_text("on: workflow_call\njobs:\n  x:\n    uses: ./.github/workflows/b.yml\n")
+    (workflows / "b.yml").write_text("on: workflow_call\njobs:\n  y:\n    uses: ./.github/workflows/a.yml\n")
+    result = run_estimate(str(workflows), "--format", "json")
+    assert_clean_failure(result)
+    errors = error_lines(result)
+    assert errors and all(e["reason"].startswith("reusable workflow cycle") for e in errors)
+    assert {(e["file"], e["line"]) for e in errors} <= {
+        (".github/workflows/a.yml", "3"), (".github/workflows/b.yml", "3")}
+    paths = [wf["path"] for wf in json.loads(result.stdout)["workflows"]]
+    assert ".github/workflows/good.yml" in paths
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_good_folder_exits_zero(tmp_path: Path) -> None:
+    (tmp_path / "good.yml").write_text(GOOD)
+    result = run_estimate(str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "good.yml" in result.stdout and result.stderr == ""
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_nonexistent_path(tmp_path: Path) -> None:
+    result = run_estimate(str(tmp_path / "nope.yml"))
+    assert_clean_failure(result)
+    assert "error: " in result.stderr and "nope.yml" in result.stderr
+    assert "no such file" in result.stderr
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_folder_without_workflows(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("hi")
+    result = run_estimate(str(tmp_path))
+    assert_clean_failure(result)
+    assert "no .yml or .yaml files" in result.stderr
+
+
+def test_bad_option_exits_2(tmp_path: Path) -> None:
+    result = run_estimate("--no-such-option", str(tmp_path))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    result = run_estimate("--format", "xml", str(tmp_path))
+    assert result.exit_code == 2

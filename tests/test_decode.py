@@ -1,0 +1,248 @@
+"""The constrained, prefix-filled decoding loop, on fake decoders (numpy only, no model).
+
+A fake decoder keeps each row's token history in its "KV cache" (one float per position), so
+its logits can depend on exactly what a real model would see, and the test can check what
+was fed, in what chunks, and at which positions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+import numpy as np
+import pytest
+
+from laser_ci.decode import (
+    DecodeStats,
+    Skeleton,
+    buckets,
+    left_pad,
+    sample_naive,
+    sample_numbers,
+    summarize_samples,
+)
+from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
+
+# a made-up vocabulary: the codec's tokens and the skeleton's fixed pieces get ids
+PAD, EOS, SEP = 0, 1, 2
+VOCAB = ["<pad>", "<eos>", "<sep>", '{"', "runtime", "_s", '":', ' "', ".", "e", '"}'] + list(
+    "+-0123456789"
+)
+ID = {t: i for i, t in enumerate(VOCAB)}
+
+
+def make_skeleton(codec: NumberCodec = DEFAULT_CODEC, full_vocab: bool = False) -> Skeleton:
+    fixed = {
+        '{"runtime_s": "': [ID['{"'], ID["runtime"], ID["_s"], ID['":'], ID[' "']],
+        ".": [ID["."]],
+        "e": [ID["e"]],
+        '"}': [ID['"}']],
+    }
+    pieces = [fixed[p] if isinstance(p, str) else p for p in codec.skeleton()]
+    token_ids = {t: ID[t] for t in codec.all_tokens()}
+    columns = token_ids if full_vocab else {t: i for i, t in enumerate(codec.all_tokens())}
+    return Skeleton(codec, pieces, token_ids, columns)
+
+
+class FakeDecoder:
+    """Logits are a deterministic function of the row's real token history."""
+
+    def __init__(self, columns: int, logit_fn=None) -> None:
+        self.columns = columns
+        self.logit_fn = logit_fn or self.hashed_logits
+        self.calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    @staticmethod
+    def hashed_logits(history: tuple[int, ...], columns: int) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(repr(history).encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).normal(0, 3, columns)
+
+    def empty_past(self, batch: int) -> list[np.ndarray]:
+        return [np.zeros((batch, 1, 0, 1), np.float32)]
+
+    def forward(self, input_ids, attention_mask, position_ids, past):
+        self.calls.append((input_ids.copy(), attention_mask.copy(), position_ids.copy()))
+        (kv,) = past
+        assert kv.shape[2] + input_ids.shape[1] == attention_mask.shape[1]
+        new = input_ids[:, None, :, None].astype(np.float32)
+        present = np.concatenate([kv, new], axis=2)
+        logits = np.zeros((len(input_ids), self.columns), np.float32)
+        for r in range(len(input_ids)):
+            real = attention_mask[r].astype(bool)
+            history = tuple(int(x) for x in present[r, 0, real, 0])
+            # positions of real tokens count 0, 1, 2, ... whatever the padding
+            assert position_ids[r, -1] == real.sum() - 1
+            logits[r] = self.logit_fn(history, self.columns)
+        return logits[:, None, :].repeat(input_ids.shape[1], axis=1)[:, -1, :], [present]
+
+
+def prompts(n: int, seed: int = 0) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    return [[EOS, *rng.integers(3, 11, rng.integers(1, 30)).tolist(), SEP] for _ in range(n)]
+
+
+def test_random_logits_always_parse():
+    """Output valid by construction: random logits, every sample is a legal number."""
+    codec = DEFAULT_CODEC
+    sk = make_skeleton(codec)
+    for seed in range(5):
+        ps = prompts(7, seed)
+        dec = FakeDecoder(len(codec.all_tokens()))
+        stats = DecodeStats()
+        out = sample_numbers(dec, ps, sk, num_samples=50, seed=seed, stats=stats,
+                             max_batch_tokens=64, max_batch_jobs=3)
+        assert len(out) == len(ps)
+        for samples in out:
+            assert len(samples) == 50
+            assert np.all(np.diff(samples) >= 0)
+            for v in samples:
+                assert codec.min_value <= v <= codec.max_value
+                assert codec.from_string(codec.to_string(v)) == v  # a legal, exact value
+                text = codec.render(codec.to_tokens(v))
+                assert codec.parse(text) == v
+        assert stats.batches >= 3
+
+
+def test_random_logits_full_vocab_columns_and_negative_exponents():
+    """Same with logits over a whole vocabulary and a codec whose exponent sign is sampled."""
+    codec = NumberCodec(min_exponent=-3, max_exponent=12)
+    sk = make_skeleton(codec, full_vocab=True)
+    dec = FakeDecoder(len(VOCAB))
+    out = sample_numbers(dec, prompts(5), sk, num_samples=40, seed=3)
+    signs = set()
+    for samples in out:
+        for v in samples:
+            tokens = codec.to_tokens(v)
+            signs.add(tokens[3])
+            assert codec.from_tokens(tokens) == v
+            assert 1e-3 <= v <= 9.99e12
+    assert signs == {"+", "-"}
+
+
+def test_prefix_filling_feeds_known_tokens_without_a_pass():
+    """Prompt+prefix in one pass, then [d1 .], [d2], [d3 e + 0]: 4 passes for 16 tokens."""
+    codec = DEFAULT_CODEC
+    sk = make_skeleton(codec)
+    dec = FakeDecoder(len(codec.all_tokens()))
+    ps = prompts(3)
+    stats = DecodeStats()
+    out = sample_numbers(dec, ps, sk, num_samples=8, seed=0, stats=stats)
+    assert stats.forward_passes == len(dec.calls) == 4
+    prefill, s1, s2, s3 = (c[0] for c in dec.calls)
+    prefix = sk.prefix()
+    for r, p in enumerate(sorted(ps, key=len)):
+        assert prefill[r, -len(p) - len(prefix):].tolist() == p + prefix
+    digit_ids = {ID[d] for d in "0123456789"}
+    assert s1.shape[1] == 2 and set(s1[:, 1]) == {ID["."]} and set(s1[:, 0]) <= digit_ids - {ID["0"]}
+    assert s2.shape[1] == 1 and set(s2[:, 0]) <= digit_ids
+    assert s3.shape[1] == 4
+    assert set(s3[:, 1]) == {ID["e"]} and set(s3[:, 2]) == {ID["+"]} and set(s3[:, 3]) == {ID["0"]}
+    # and the sampled values agree with the tokens that were fed for them
+    assert all(len(s) == 8 for s in out)
+
+
+def test_rows_are_distinct_prefixes():
+    """A peaked model: all samples share one prefix, so every pass runs one row per job."""
+
+    def peaked(history, columns):
+        x = np.full(columns, -30.0)
+        x[2 + 4] = 30.0  # digit "4" (columns: + - 0..9)
+        return x
+
+    sk = make_skeleton()
+    dec = FakeDecoder(12, peaked)
+    stats = DecodeStats()
+    out = sample_numbers(dec, prompts(4), sk, num_samples=100, seed=0, stats=stats)
+    assert [len(c[0]) for c in dec.calls] == [4, 4, 4, 4]
+    assert all(np.all(s == 4.44e4) for s in out)
+    assert summarize_samples(out[0]) == (44400.0, 44400.0, 44400.0)
+
+
+def test_sampling_follows_the_masked_distribution():
+    """First digit: softmax over the legal columns 1-9 only (the mask drops 0 and signs)."""
+    probs = np.array([0, 0, 9, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.2])  # + - 0 1 ... 9
+
+    def fixed(history, columns):
+        with np.errstate(divide="ignore"):
+            x = np.log(probs + 1e-300)
+        x[2] = 50.0  # "0" is very likely but illegal as the first digit
+        return x
+
+    sk = make_skeleton()
+    out = sample_numbers(FakeDecoder(12, fixed), prompts(1), sk, num_samples=20000, seed=1)
+    first = np.array([DEFAULT_CODEC.to_tokens(v)[0] for v in out[0]])
+    expected = probs[3:] / probs[3:].sum()
+    observed = np.array([(first == str(d)).mean() for d in range(1, 10)])
+    assert np.abs(observed - expected).max() < 0.02
+
+
+def test_seeded_and_independent_of_the_batch():
+    sk = make_skeleton()
+    ps = prompts(9, seed=4)
+    a = sample_numbers(FakeDecoder(12), ps, sk, num_samples=16, seed=7)
+    b = sample_numbers(FakeDecoder(12), ps, sk, num_samples=16, seed=7)
+    c = sample_numbers(FakeDecoder(12), ps[::-1], sk, num_samples=16, seed=7, max_batch_jobs=2)
+    d = sample_numbers(FakeDecoder(12), ps, sk, num_samples=16, seed=8)
+    for x, y, z in zip(a, b, c[::-1], strict=True):
+        assert np.array_equal(x, y) and np.array_equal(x, z)
+    assert any(not np.array_equal(x, y) for x, y in zip(a, d, strict=True))
+
+
+def test_temperature_zero_is_greedy():
+    sk = make_skeleton()
+    out = sample_numbers(FakeDecoder(12), prompts(3), sk, num_samples=5, temperature=0)
+    assert all(len(set(s)) == 1 for s in out)
+
+
+def test_naive_loop_generates_structure_and_counts_invalid():
+    """Naive decoding: one pass per token; a full-vocab model that spells the skeleton."""
+    target = ['{"', "runtime", "_s", '":', ' "', "4", ".", "7", "3", "e", "+", "0", "2", '"}']
+
+    def spell(history, columns):
+        n = 0  # tokens generated so far = tokens after the last <sep>
+        for t in reversed(history):
+            if t == SEP:
+                break
+            n += 1
+        x = np.full(columns, -20.0)
+        x[ID[target[n]] if n < len(target) else EOS] = 20.0
+        return x
+
+    def parse(ids):
+        return DEFAULT_CODEC.parse("".join(VOCAB[i] for i in ids))
+
+    dec = FakeDecoder(len(VOCAB), spell)
+    stats = DecodeStats()
+    out = sample_naive(dec, prompts(3), parse=parse, eos_id=EOS, max_new_tokens=20,
+                       num_samples=4, stats=stats)
+    assert all(np.all(s == 473.0) for s in out)
+    assert stats.forward_passes == len(target) + 1 and stats.invalid == 0
+    # a model that never stops: every sample is invalid (NaN), and counted
+    bad = FakeDecoder(len(VOCAB), lambda h, c: np.eye(c)[ID["7"]] * 10)
+    stats = DecodeStats()
+    out = sample_naive(bad, prompts(2), parse=parse, eos_id=EOS, max_new_tokens=5,
+                       num_samples=3, stats=stats)
+    assert stats.invalid == 6 and all(np.isnan(s).all() for s in out)
+    assert all(np.isnan(x) for x in summarize_samples(out[0]))
+
+
+@pytest.mark.parametrize(
+    ("lengths", "max_tokens", "max_jobs", "expected"),
+    [
+        ([5, 1, 3], 100, 10, [[1, 2, 0]]),
+        ([5, 1, 3], 6, 10, [[1, 2], [0]]),
+        ([4, 4, 4, 4], 100, 2, [[0, 1], [2, 3]]),
+        ([10], 1, 1, [[0]]),  # a job longer than the budget still gets a batch
+    ],
+)
+def test_buckets(lengths, max_tokens, max_jobs, expected):
+    got = buckets(lengths, max_tokens, max_jobs)
+    assert got == expected
+    assert sorted(itertools.chain(*got)) == list(range(len(lengths)))
+
+
+def test_left_pad():
+    ids, mask = left_pad([[5, 6, 7], [8]], pad_id=0)
+    assert ids.tolist() == [[5, 6, 7], [0, 0, 8]]
+    assert mask.tolist() == [[1, 1, 1], [0, 0, 1]]

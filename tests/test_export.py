@@ -1,0 +1,213 @@
+"""Export and decode end to end: a tiny model trained here, exported with optimum, quantized,
+loaded with onnxruntime alone and decoded with the constrained loop.
+
+Needs the ``train`` extra (torch, transformers, optimum-onnx); skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("optimum.exporters.onnx")
+
+from laser_ci.decode import DecodeStats, OnnxDecoder, left_pad, sample_naive  # noqa: E402
+from laser_ci.export import export_model  # noqa: E402
+from laser_ci.model import LaserModel, ModelFileError, make_session, read_config  # noqa: E402
+from laser_ci.numbers import DEFAULT_CODEC  # noqa: E402
+from laser_ci.tokenize import PromptCodec, train_tokenizer  # noqa: E402
+from laser_ci.train import (  # noqa: E402
+    TrainConfig,
+    _accelerator,
+    build_model,
+    finetune_loop,
+    make_items,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@dataclass
+class Ex:
+    text: str
+    runtime_s: float
+    kind: str = "job"
+    conclusion: str = "success"
+    repo: str = "o/r"
+
+
+def synthetic_examples() -> list[Ex]:
+    """Runtime decided by the text: a `sleep N` step, on one of two task kinds."""
+    out = []
+    for k, (seconds, kind) in enumerate(
+        [(s, kind) for s in (12, 45, 300, 2400) for kind in ("job", "workflow")]
+    ):
+        for j in range(6):
+            text = (
+                f"task: {kind}\nworkflow: CI {j}\njob: build\nruns-on: ubuntu-latest\n"
+                f"steps:\n- uses: actions/checkout@v4\n- run: sleep {seconds}\n"
+            )
+            out.append(Ex(text, seconds * (1 + 0.02 * (j - 3)), kind))
+    return out
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory) -> Path:
+    examples = synthetic_examples()
+    corpus = [e.text for e in examples] * 3 + ["name: CI\non: [push]\njobs:\n  a:\n    runs-on: x\n"]
+    tok = train_tokenizer(corpus, vocab_size=320)
+    prompt = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=64)
+    torch.manual_seed(0)
+    model = build_model(tok.get_vocab_size(), "tiny", max_positions=256)
+    cfg = TrainConfig(epochs=30, batch_size=8, lr=1e-2, patience=100, seed=0, warmup_frac=0.02)
+    acc = _accelerator(cfg, "cpu")
+    log: dict = {}
+    best = finetune_loop(model, make_items(examples, prompt), make_items(examples[:8], prompt),
+                         cfg, acc, prompt.pad_id, log)
+    model.load_state_dict(best)
+    out = tmp_path_factory.mktemp("artifact")
+    export_model(model, tok, out, max_prompt_tokens=64, keep_fp32=True, full_vocab_graph=True)
+    model.eval()
+    torch.save(model, out / "torch_model.pt")
+    (out / "train_log.json").write_text(json.dumps(log["finetune"]["history"]))
+    return out
+
+
+def torch_model(artifact: Path):
+    return torch.load(artifact / "torch_model.pt", weights_only=False)
+
+
+def test_artifact_files_and_sha256(artifact: Path, tmp_path: Path):
+    config = read_config(artifact)
+    assert set(config["files"]) >= {"model.onnx", "tokenizer.json", "weights.safetensors",
+                                     "hf_config.json", "model.fp32.onnx", "model.full.onnx"}
+    assert config["head_tokens"] == DEFAULT_CODEC.all_tokens()
+    bad = tmp_path / "bad"
+    shutil.copytree(artifact, bad)
+    data = bytearray((bad / "model.onnx").read_bytes())
+    data[-1] ^= 1
+    (bad / "model.onnx").write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="sha256"):
+        LaserModel(bad)
+    (bad / "model.onnx").unlink()
+    with pytest.raises(ModelFileError, match="missing"):
+        LaserModel(bad)
+
+
+def test_onnx_matches_torch_with_padding_and_cache(artifact: Path):
+    """The exported graph (fp32, simplified attention, sliced head) equals torch: prompts of
+    different lengths left-padded in one batch, then a 2-token step through the KV cache."""
+    model = torch_model(artifact)
+    lm = LaserModel(artifact, model_file="model.fp32.onnx")
+    head = read_config(artifact)["head_token_ids"]
+    texts = ["task: job\nrun: sleep 12\n", "task: workflow\nsteps:\n- run: sleep 2400\n", "x"]
+    prompts = [p + lm.skeleton.prefix() for p in lm.prompt.encode_texts(texts)]
+    dec = OnnxDecoder(make_session(artifact / "model.fp32.onnx"))
+    ids, mask = left_pad(prompts, 0)
+    pos = np.maximum(mask.cumsum(1) - 1, 0)
+    logits, past = dec.forward(ids, mask, pos, dec.empty_past(len(ids)))
+    dot = lm.prompt.tokenizer.token_to_id(".")
+    step = np.array([[lm.prompt.token_ids["4"], dot]] * len(ids))
+    mask2 = np.concatenate([mask, np.ones_like(step)], axis=1)
+    pos2 = mask.sum(1, keepdims=True) + np.arange(2)
+    logits2, _ = dec.forward(step, mask2, pos2, past)
+    with torch.no_grad():
+        for r, p in enumerate(prompts):
+            ref = model(torch.tensor([p])).logits[0, -1, head].numpy()
+            np.testing.assert_allclose(logits[r], ref, atol=2e-4, rtol=1e-4)
+            ref2 = model(torch.tensor([p + step[r].tolist()])).logits[0, -1, head].numpy()
+            np.testing.assert_allclose(logits2[r], ref2, atol=2e-4, rtol=1e-4)
+
+
+def test_model_learned_the_runtimes(artifact: Path):
+    lm = LaserModel(artifact)
+    examples = synthetic_examples()
+    preds = lm.predict([e.text for e in examples])
+    err = [abs(np.log(p.p50 / e.runtime_s)) for p, e in zip(preds, examples, strict=True)]
+    assert np.median(err) < 0.3, err
+    for p in preds:
+        assert DEFAULT_CODEC.min_value <= p.p10 <= p.p50 <= p.p90 <= DEFAULT_CODEC.max_value
+    assert lm.last_stats.forward_passes == 4 * lm.last_stats.batches
+
+
+def test_int8_close_to_fp32(artifact: Path):
+    texts = [e.text for e in synthetic_examples()[::5]]
+    i8 = LaserModel(artifact).predict(texts)
+    f32 = LaserModel(artifact, model_file="model.fp32.onnx").predict(texts)
+    for a, b in zip(i8, f32, strict=True):
+        assert abs(np.log(a.p50 / b.p50)) < 0.25
+    assert (artifact / "model.onnx").stat().st_size < (artifact / "model.fp32.onnx").stat().st_size
+
+
+def test_seeded_and_batch_independent(artifact: Path):
+    texts = [e.text for e in synthetic_examples()[::3]]
+    lm = LaserModel(artifact)
+    a = lm.sample(texts)
+    b = LaserModel(artifact).sample(texts)
+    c = lm.sample(texts[:1])
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_allclose(a[0], c[0])
+    other = LaserModel(artifact, seed=1).sample(texts)
+    assert any(not np.array_equal(x, y) for x, y in zip(a, other, strict=True))
+
+
+def test_full_vocab_graph_constrained_equals_restricted(artifact: Path):
+    """Constrained decoding reads only the legal columns of a full-vocabulary graph too: same
+    distribution as the digits-only graph (up to int8 rounding of the two graphs)."""
+    texts = [e.text for e in synthetic_examples()[::7]]
+    a = LaserModel(artifact).sample(texts)
+    b = LaserModel(artifact, model_file="model.full.onnx").sample(texts)
+    for x, y in zip(a, b, strict=True):
+        assert abs(np.log(np.median(x) / np.median(y))) < 0.1
+
+
+def test_naive_decoding_on_the_full_graph(artifact: Path):
+    lm = LaserModel(artifact, model_file="model.full.onnx")
+    texts = [e.text for e in synthetic_examples()[::7]]
+    stats = DecodeStats()
+
+    def parse(ids):
+        return DEFAULT_CODEC.parse(lm.prompt.decode_output(ids))
+
+    out = sample_naive(lm.decoder, lm.prompt.encode_texts(texts), parse=parse,
+                       eos_id=lm.prompt.eos_id, max_new_tokens=24, num_samples=8, stats=stats)
+    assert len(out) == len(texts)
+    valid = sum(np.isfinite(s).sum() for s in out)
+    assert valid + stats.invalid == 8 * len(texts)
+    assert valid >= 0.5 * 8 * len(texts)  # mostly spells the skeleton; not always valid
+    # one pass per output token (16 tokens + <eos>) instead of 4 passes
+    assert stats.forward_passes >= 17 * stats.batches
+
+
+def test_train_and_finetune_commands(tmp_path: Path):
+    """`laser-ci train` and `laser-ci finetune` end to end on the tiny fixture folder."""
+    from click.testing import CliRunner
+
+    from laser_ci.train import finetune_command, train_command
+
+    data = FIXTURES / "gha-mini"
+    out = tmp_path / "m"
+    r = CliRunner().invoke(train_command, [
+        "--data", str(data), "--out", str(out), "--size", "tiny", "--pretrain-steps", "3",
+        "--epochs", "1", "--vocab-size", "300", "--max-prompt-tokens", "64",
+        "--max-val-decode", "3"])
+    assert r.exit_code == 0, r.output
+    report = json.loads((out / "train_report.json").read_text())
+    assert report["pretrain"]["steps"] == 3
+    assert {"int8", "fp32"} <= set(report["eval"])
+    assert (out / "checkpoint" / "config.json").is_file()
+    LaserModel(out).predict(["task: job\n"])
+    ft = tmp_path / "ft"
+    r = CliRunner().invoke(finetune_command, [
+        "--data", str(data), "--base", str(out), "--out", str(ft), "--epochs", "1",
+        "--max-val-decode", "3"])
+    assert r.exit_code == 0, r.output
+    assert read_config(ft)["files"]["model.onnx"]

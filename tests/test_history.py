@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import pytest
+
+from laser_ci.history import History, config_diff, history_lines
+
+
+def test_absent_history_is_stated() -> None:
+    assert history_lines(None) == ["history: none"]
+    assert History.of([]) is None
+    assert History.of([0.0, -1.0]) is None  # skipped runs carry no time
+
+
+@pytest.mark.parametrize(
+    ("runtimes", "expected"),
+    [
+        ([473.0], "history: n=1 median=4.73e+02 p10=4.73e+02 p90=4.73e+02 latest=4.73e+02"),
+        ([100.0, 200.0, 300.0],
+         "history: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02"),
+        ([0.4], "history: n=1 median=1.00e+00 p10=1.00e+00 p90=1.00e+00 latest=1.00e+00"),
+    ],
+)
+def test_summary_uses_the_target_notation(runtimes: list[float], expected: str) -> None:
+    h = History.of(runtimes, diff=())
+    assert history_lines(h) == [expected, "history-config: unchanged"]
+
+
+def test_only_the_last_runs_count() -> None:
+    h = History.of([1000.0] * 5 + [10.0] * 20)
+    assert h is not None and h.n == 20 and h.median == 10.0
+
+
+def test_diff_of_serialized_configs() -> None:
+    old = "task: job\njob: t\nhistory: none\nsteps:\n- run: |\n    pytest\nrepo: files=1\n"
+    new = "task: job\njob: t\nhistory: none\nsteps:\n- run: |\n    pytest -n 4\n- uses: a/b@v1\nrepo: files=2\n"
+    diff = config_diff(old, new)
+    assert diff == ("+ pytest -n 4", "- pytest", "+ - uses: a/b@v1")
+    assert config_diff(old, old.replace("files=1", "files=9")) == ()
+    lines = history_lines(History.of([60.0], diff))
+    assert lines[1] == "history-config: changed +2 -1"
+    assert lines[2:] == list(diff)
+
+
+def test_unknown_config_change() -> None:
+    assert history_lines(History.of([60.0]))[1] == "history-config: unknown"
+
+
+def test_diff_ignores_an_embedded_history_block() -> None:
+    a = "job: t\nhistory: n=1\nhistory-config: changed +1 -1\n+ run: x\n- run: y\nruns-on: u\n- uses: a@v1\n"
+    b = "job: t\nhistory: none\nruns-on: u\n- uses: a@v1\n"
+    assert config_diff(a, b) == ()
