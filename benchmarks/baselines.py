@@ -9,9 +9,12 @@ Needs the ``train`` extra (LightGBM, scikit-learn). Steps:
 2. ``median``: the training runtimes' median (p10/p90: their 10th/90th percentiles).
 3. ``tabular``: LightGBM on :mod:`laser_ci.features`; a small grid (below) chosen by
    log-MAE on ``val`` runs (kind ``workflow``, all conclusions: what ``laser-ci eval``
-   prints by default). p10/p90: offsets from 5-fold (by repository) out-of-fold residuals
-   on ``train``, or quantile models (alpha 0.1/0.9) shifted by their out-of-fold
-   miscoverage, whichever has the better interval score on ``val``.
+   prints by default). The shipped p50 model averages 5 bagged models. p10/p90: offsets
+   from residual quantiles, or quantile models (alpha 0.1/0.9) shifted by their
+   miscoverage, whichever has the better interval score on ``val``; residuals are
+   out-of-sample: 5-fold (by repository) out-of-fold on ``train``, pooled with ``val``
+   (so ``val`` coverage is partly in-sample; ``card.json`` also gives the coverage a
+   train-only calibration gets on ``val``).
 4. ``text-linear``: TF-IDF over the serialized text + ridge, same selection and offsets.
 5. Writes ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}`` and
    ``card.json`` (val metrics, chosen parameters, best predictor) to ``--out``, reloads
@@ -36,11 +39,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from laser_ci import metrics  # noqa: E402
 from laser_ci.baselines import (  # noqa: E402
     MedianPredictor,
     TabularPredictor,
     TextLinearPredictor,
+    TreeEnsemble,
     bag_vocabulary,
     fit_lightgbm,
     fit_text_linear,
@@ -73,6 +76,7 @@ TEXT_GRID = {
     "min_groups": [1, 2],
 }
 FOLDS = 5
+SEEDS = 5  # the shipped p50 model averages this many bagged LightGBM models
 
 
 def log_y(examples: Sequence[Example]) -> np.ndarray:
@@ -131,7 +135,7 @@ class Tabular:
         return vectorize([self.feats[e.text] for e in examples], index)
 
     def fit(self, cfg: dict[str, Any], idx: np.ndarray | None = None, objective: str | None = None,
-            alpha: float | None = None):
+            alpha: float | None = None, seeds: int = 1):
         names = self.vocab(cfg["min_repos"], None if idx is None else list(idx))
         ex = self.train if idx is None else [self.train[i] for i in idx]
         y = self.y if idx is None else self.y[idx]
@@ -139,11 +143,19 @@ class Tabular:
                   "num_leaves": cfg["num_leaves"]}
         if alpha is not None:
             params["alpha"] = alpha
-        model = fit_lightgbm(self.matrix(ex, names), y, params, cfg["rounds"])
-        return names, model
+        X = self.matrix(ex, names)
+        models = [fit_lightgbm(X, y, {**params, "seed": s}, cfg["rounds"]) for s in range(seeds)]
+        return names, models[0] if seeds == 1 else TreeEnsemble.mean(models)
 
 
-def train_tabular(train, val_wf, feats, log) -> tuple[TabularPredictor, dict[str, Any]]:
+def _coverage(y, mu, off_lo, off_hi, lo=None, hi=None) -> float:
+    lo = (mu if lo is None else lo) + off_lo
+    hi = (mu if hi is None else hi) + off_hi
+    lo, hi = np.minimum(lo, mu), np.maximum(hi, mu)
+    return float(np.mean((y >= lo) & (y <= hi)))
+
+
+def train_tabular(train, val, val_wf, feats, log) -> tuple[TabularPredictor, dict[str, Any]]:
     tab = Tabular(train, feats)
     y_val = log_y(val_wf)
     results = []
@@ -171,36 +183,47 @@ def train_tabular(train, val_wf, feats, log) -> tuple[TabularPredictor, dict[str
         _, lo_m = tab.fit(best, tr_idx, objective="quantile", alpha=0.1)
         _, hi_m = tab.fit(best, tr_idx, objective="quantile", alpha=0.9)
         oof_lo[te_idx], oof_hi[te_idx] = lo_m.predict(X), hi_m.predict(X)
-    off_lo, off_hi = interval_offsets(tab.y - oof)
-    # conformalized quantiles: shift so 10% of out-of-fold truths fall below p10 (above p90)
-    q_lo = float(np.quantile(tab.y - oof_lo, 0.1))
-    q_hi = float(np.quantile(tab.y - oof_hi, 0.9))
-
-    names, model = tab.fit(best)
+    names, model = tab.fit(best, seeds=SEEDS)  # final p50 model: average of SEEDS bags
     _, lo_model = tab.fit(best, objective="quantile", alpha=0.1)
     _, hi_model = tab.fit(best, objective="quantile", alpha=0.9)
-    info = {"params": {**TAB_BASE, **best}, "val_log_mae": best_score,
+    X_val = tab.matrix(val, names)
+    y_all_val = log_y(val)
+    mu_val, lo_val, hi_val = model.predict(X_val), lo_model.predict(X_val), hi_model.predict(X_val)
+    # p10/p90 from out-of-sample residuals: out-of-fold on train, pooled with val
+    res = np.r_[tab.y - oof, y_all_val - mu_val]
+    res_lo = np.r_[tab.y - oof_lo, y_all_val - lo_val]
+    res_hi = np.r_[tab.y - oof_hi, y_all_val - hi_val]
+    off_lo, off_hi = interval_offsets(res)
+    # conformalized quantiles: shift so 10% of the truths fall below p10 (and above p90)
+    q_lo, q_hi = float(np.quantile(res_lo, 0.1)), float(np.quantile(res_hi, 0.9))
+    info = {"params": {**TAB_BASE, **best, "seeds": SEEDS}, "val_log_mae": best_score,
             "n_features": len(names), "oof_log_mae": lmae(oof, tab.y)}
     plain = TabularPredictor(names, model, off_lo, off_hi, info=info)
     quant = TabularPredictor(names, model, q_lo, q_hi, lo_model, hi_model, info=info)
     scores = {}
+    oof_only = {  # val coverage had the band been calibrated on train alone (honest)
+        "offsets": _coverage(y_all_val, mu_val, *interval_offsets(tab.y - oof)),
+        "quantile": _coverage(y_all_val, mu_val, float(np.quantile(tab.y - oof_lo, 0.1)),
+                              float(np.quantile(tab.y - oof_hi, 0.9)), lo_val, hi_val),
+    }
     for label, pred in (("offsets", plain), ("quantile", quant)):
         mu, lo, hi = pred.predict_log([e.text for e in val_wf])
         lo, hi = np.minimum(lo, mu), np.maximum(hi, mu)
         scores[label] = interval_score(lo, hi, y_val)
         cov = float(np.mean((y_val >= lo) & (y_val <= hi)))
         log(f"  tabular intervals {label}: val interval score {scores[label]:.3f}, "
-            f"coverage {cov:.3f}")
+            f"coverage {cov:.3f} (train-only calibration: {oof_only[label]:.3f})")
     chosen = min(scores, key=scores.get)
     pred = quant if chosen == "quantile" else plain
     pred.info["intervals"] = chosen
+    pred.info["val_coverage_train_calibrated"] = oof_only[chosen]
     return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
 
 
 # --- text --------------------------------------------------------------------------------
 
 
-def train_text(train, val_wf, log) -> tuple[TextLinearPredictor, dict[str, Any]]:
+def train_text(train, val, val_wf, log) -> tuple[TextLinearPredictor, dict[str, Any]]:
     texts = [e.text for e in train]
     groups = [e.repo for e in train]
     y = log_y(train)
@@ -223,9 +246,14 @@ def train_text(train, val_wf, log) -> tuple[TextLinearPredictor, dict[str, Any]]
                             groups=[groups[i] for i in tr_idx], **best)
         oof[te_idx] = p.predict_log([texts[i] for i in te_idx])[0]
     pred = fit_text_linear(texts, y, groups=groups, **best)
-    pred.offset_lo, pred.offset_hi = interval_offsets(y - oof)
+    y_all_val = log_y(val)
+    mu_val = pred.predict_log([e.text for e in val])[0]
+    # p10/p90 from out-of-sample residuals: out-of-fold on train, pooled with val
+    pred.offset_lo, pred.offset_hi = interval_offsets(np.r_[y - oof, y_all_val - mu_val])
     pred.info.update({"val_log_mae": best_score, "oof_log_mae": lmae(oof, y),
-                      "ngram_max": best["ngram_max"]})
+                      "ngram_max": best["ngram_max"],
+                      "val_coverage_train_calibrated": _coverage(
+                          y_all_val, mu_val, *interval_offsets(y - oof))})
     return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
 
 
@@ -259,11 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     feats = {t: extract(t) for t in dict.fromkeys(e.text for e in examples)}
-    tabular, tab_log = train_tabular(train, val_wf, feats, log)
+    tabular, tab_log = train_tabular(train, val, val_wf, feats, log)
     timings["tabular"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    text, text_log = train_text(train, val_wf, log)
+    text, text_log = train_text(train, val, val_wf, log)
     timings["text-linear"] = time.perf_counter() - t0
 
     out = Path(args.out)

@@ -137,6 +137,24 @@ class TreeEnsemble:
             roots.append(add(tree["tree_structure"]))
         return cls(**{k: np.asarray(v) for k, v in cols.items()}, roots=np.asarray(roots))
 
+    @classmethod
+    def mean(cls, models: Sequence[TreeEnsemble]) -> TreeEnsemble:
+        """One ensemble predicting the average of ``models`` (trees concatenated, leaves
+        scaled by 1/len)."""
+        k = len(models)
+        offsets = np.cumsum([0] + [m.n_nodes for m in models[:-1]])
+        shift = lambda a, o: np.where(a >= 0, a + o, a)  # noqa: E731
+        return cls(
+            feature=np.concatenate([m.feature for m in models]),
+            threshold=np.concatenate([m.threshold for m in models]),
+            left=np.concatenate([shift(m.left, o) for m, o in zip(models, offsets, strict=True)]),
+            right=np.concatenate([shift(m.right, o) for m, o in zip(models, offsets, strict=True)]),
+            default_left=np.concatenate([m.default_left for m in models]),
+            missing=np.concatenate([m.missing for m in models]),
+            value=np.concatenate([m.value / k for m in models]),
+            roots=np.concatenate([m.roots + o for m, o in zip(models, offsets, strict=True)]),
+        )
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
@@ -437,7 +455,12 @@ def fit_lightgbm(
     ds = lgb.Dataset(X, y, weight=weights, free_raw_data=True,
                      feature_name=list(feature_names) if feature_names else "auto")
     booster = lgb.train(p, ds, num_boost_round=num_rounds)
-    return TreeEnsemble.from_lightgbm(booster.dump_model())
+    trees = TreeEnsemble.from_lightgbm(booster.dump_model())
+    check = X[: min(len(X), 256)]
+    diff = np.max(np.abs(trees.predict(check) - booster.predict(check)), initial=0.0)
+    if diff > 1e-6:  # the numpy evaluator must reproduce LightGBM exactly
+        raise AssertionError(f"numpy trees differ from LightGBM by {diff}")
+    return trees
 
 
 def fit_text_linear(

@@ -110,7 +110,7 @@ def render_table(report: Mapping[str, Any], markdown: bool = False) -> str:
 
         def line(r: list[str]) -> str:
             return "  ".join(
-                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
             )
 
         lines = [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in body]

@@ -44,6 +44,10 @@ from laser_ci.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
 MAX_CALL_DEPTH = 4
 MAX_ACTION_DEPTH = 8
 MAX_NAME_LENGTH = 100  # JobNameBuilder: longer names are cut to 97 characters + "..."
+# Work bound: values copied into job instances per workflow (job size x matrix instances,
+# called workflows included). Past it a job is read as one instance and calls are not
+# followed, so a 2 MB file cannot take minutes (a 20,000-value job x 256 instances would).
+MAX_EXPANDED_NODES = 500_000
 # "If a `default` parameter is not set, the default value of the input is `false` for a
 # boolean, `0` for a number, and `""` for a string" (GitHub docs, on.workflow_call.inputs).
 _TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
@@ -160,6 +164,19 @@ def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str
     return text if text.strip() else default
 
 
+def _count_nodes(value: Any, limit: int) -> int:
+    """Nodes of a value (aliases counted each time they appear), counting stops past ``limit``."""
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
 def _vectors(matrix: Any) -> dict[str, list[Any]]:
     """The vectors of a static matrix (keys other than include/exclude)."""
     if not isinstance(matrix, dict):
@@ -193,6 +210,7 @@ class _Reader:
         self.files = files
         self.cache: dict[str, LoadResult] = {}
         self.errors: list[ReadError] = []
+        self.budget = MAX_EXPANDED_NODES  # reset for each workflow read
 
     # -- loading -------------------------------------------------------------------------
     def load(self, path: str) -> LoadResult | None:
@@ -237,6 +255,7 @@ class _Reader:
         doc = self.document(path)
         if doc is None:
             return None
+        self.budget = MAX_EXPANDED_NODES
         on = doc.get("on")
         wf = Workflow(
             path=path,
@@ -288,6 +307,14 @@ class _Reader:
         else:
             # No strategy: GitHub sets the matrix context to null.
             combos, dynamic, known = [{}], False, True
+
+        size = _count_nodes(job, self.budget)
+        if len(combos) > 1 and size * len(combos) > self.budget:
+            self.error(call.path, line, f"job '{job_id}': {len(combos)} matrix instances of "
+                       f"{size:,} values each are too many to expand (at most "
+                       f"{MAX_EXPANDED_NODES:,} per workflow); read as one job")
+            combos, known, vectors = [{}], False, {}
+        self.budget -= size * len(combos)
 
         needs_raw = job.get("needs")
         needs = [needs_raw] if isinstance(needs_raw, str) else (
@@ -343,6 +370,10 @@ class _Reader:
         if target in call.chain:
             self.error(call.path, caller.line,
                        f"reusable workflow cycle: {' -> '.join(call.chain + (target,))}")
+            return [caller]
+        if self.budget <= 0:
+            self.error(call.path, caller.line, f"reusable workflow {target} not read: the workflow "
+                       f"expands to more than {MAX_EXPANDED_NODES:,} values")
             return [caller]
         if len(call.chain) >= MAX_CALL_DEPTH:
             self.error(call.path, caller.line,
@@ -450,6 +481,12 @@ class _Reader:
             inputs = {str(k): v.get("default") for k, v in _as_dict(doc.get("inputs")).items()
                       if isinstance(v, dict) and "default" in v}
             inputs.update({str(k): v for k, v in step.with_.items() if not has_expression(v)})
+            size = _count_nodes(runs.get("steps"), max(self.budget, 0))
+            if size > self.budget:
+                self.error(path, _line(runs, "steps"), "composite action not inlined: the "
+                           f"workflow expands to more than {MAX_EXPANDED_NODES:,} values")
+                return None
+            self.budget -= size
             steps = substitute(runs.get("steps"), {"inputs": inputs})
             return self.read_steps(steps, path, _line(runs, "steps"), depth + 1)
         return None

@@ -89,7 +89,8 @@ class TrainConfig:
     max_val_decode: int = 400  # val examples decoded with the exported graphs (0: none)
     num_samples: int = 32
     corpus_max_docs: int = 0  # 0: every corpus document
-    time_limit_min: float = 0.0  # 0: no limit; else stop each phase early at its share
+    pretrain_minutes: float = 0.0  # 0: no limit; else pretraining stops after this long
+    finetune_minutes: float = 0.0  # 0: no limit; else fine-tuning stops after this long
 
 
 # ---- data ----------------------------------------------------------------------------------
@@ -196,11 +197,16 @@ def count_parameters(model: Any) -> int:
     return int(sum(p.numel() for p in model.parameters()))
 
 
-def _lr_lambda(total: int, warmup: int):
+def _lr_lambda(total: int, warmup: int, plan: dict[str, int] | None = None):
+    """Linear warmup, then cosine down to 10%. ``plan["total"]`` may be lowered while training
+    (a time limit that will stop it early) so that the decay still completes."""
+    plan = plan if plan is not None else {}
+    plan.setdefault("total", total)
+
     def f(step: int) -> float:
         if step < warmup:
             return (step + 1) / max(warmup, 1)
-        progress = (step - warmup) / max(total - warmup, 1)
+        progress = (step - warmup) / max(plan["total"] - warmup, 1)
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
 
     return f
@@ -276,14 +282,16 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
         return
     wrapped = _loss_module(model)
     opt = _optimizer(model, cfg.pretrain_lr, cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(steps, max(1, steps // 20)))
+    plan = {"total": steps}
+    warmup = max(1, min(steps // 20, 500))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(steps, warmup, plan))
     wrapped, opt, sched = accelerator.prepare(wrapped, opt, sched)
     g = np.random.default_rng(cfg.seed)
     bs = cfg.pretrain_batch_size
     world, rank = accelerator.num_processes, accelerator.process_index
     wrapped.train()
     t0 = time.time()
-    limit = cfg.time_limit_min * 60 * 0.4 if cfg.time_limit_min else 0
+    limit = cfg.pretrain_minutes * 60
     losses: list[float] = []
     bar = _progress(steps, "pretrain", accelerator.is_main_process)
     order = g.permutation(len(rows))
@@ -310,6 +318,9 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
         bar.update(1)
         if step % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        if limit and step == 29:  # fit the schedule to the steps the time limit allows
+            fit = int(limit / ((time.time() - t0) / 30))
+            plan["total"] = max(min(steps, fit), warmup + 1)
         if limit and time.time() - t0 > limit:
             break
     bar.close()
@@ -374,7 +385,7 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
     history = []
     bad_epochs = 0
     t0 = time.time()
-    limit = cfg.time_limit_min * 60 * 0.5 if cfg.time_limit_min else 0
+    limit = cfg.finetune_minutes * 60
     bar = _progress(total, "finetune", accelerator.is_main_process)
     stop = False
     for epoch in range(cfg.epochs):
@@ -485,33 +496,109 @@ def _sample_val(val: Sequence[Any], n: int, seed: int) -> list[Any]:
 # ---- orchestration --------------------------------------------------------------------------
 
 
-def run_training(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-                 cfg: TrainConfig, *, device: str = "auto", init: str | None = None,
-                 export: bool = True, codec: NumberCodec = DEFAULT_CODEC) -> dict[str, Any]:
-    """The whole ``laser-ci train`` pipeline; returns the report (also in the out folder)."""
-    from laser_ci.tokenize import load_tokenizer, train_tokenizer
+@dataclass
+class LabeledText:
+    """The fields of :class:`laser_ci.data.Example` that training reads (bundles store these)."""
 
+    text: str
+    runtime_s: float
+    kind: str
+    conclusion: str
+    repo: str
+
+
+@dataclass
+class Prepared:
+    """Everything the training phases read: tokenizer, packed corpus, labeled examples."""
+
+    tokenizer: Any
+    rows: np.ndarray | None
+    train_ex: list[Any]
+    val_ex: list[Any]
+    log: dict[str, Any]
+
+
+def prepare_data(data_dir: str | os.PathLike[str], cfg: TrainConfig,
+                 init: str | None = None) -> Prepared:
+    """Load the labeled examples, train the tokenizer (unless ``init``) and pack the corpus."""
+    from laser_ci.tokenize import EOS, load_tokenizer, train_tokenizer
+
+    train_ex, val_ex = load_labeled(data_dir, cfg)
+    log: dict[str, Any] = {"data": {"train": len(train_ex), "val": len(val_ex)}}
+    if init:
+        return Prepared(load_tokenizer(Path(init) / "tokenizer.json"), None, train_ex, val_ex, log)
+    texts = corpus_texts(data_dir, "train", cfg.corpus_max_docs, cfg.seed)
+    texts += list(dict.fromkeys(e.text for e in train_ex))
+    t = time.time()
+    tok = train_tokenizer(texts, cfg.vocab_size)
+    log["tokenizer"] = {"documents": len(texts), "vocab": tok.get_vocab_size(),
+                        "seconds": round(time.time() - t, 1)}
+    rows = None
+    if cfg.pretrain_steps > 0:
+        t = time.time()
+        encs = tok.encode_batch(texts, add_special_tokens=False)
+        rows = pack_tokens([e.ids for e in encs], cfg.pretrain_seq_len, tok.token_to_id(EOS))
+        if tok.get_vocab_size() <= 1 << 16:
+            rows = rows.astype(np.uint16)
+        log["pretrain_data"] = {"sequences": int(len(rows)), "tokens": int(rows.size),
+                                "tokenize_seconds": round(time.time() - t, 1)}
+    return Prepared(tok, rows, train_ex, val_ex, log)
+
+
+def write_bundle(prep: Prepared, path: str | os.PathLike[str]) -> None:
+    """One compressed file with the prepared data (to train on another machine)."""
+    def pack(exs: Sequence[Any]) -> list[dict[str, Any]]:
+        return [{"text": e.text, "runtime_s": float(e.runtime_s), "kind": e.kind,
+                 "conclusion": e.conclusion, "repo": e.repo} for e in exs]
+
+    meta = {"tokenizer": prep.tokenizer.to_str(), "train": pack(prep.train_ex),
+            "val": pack(prep.val_ex), "log": prep.log}
+    blob = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    rows = prep.rows if prep.rows is not None else np.zeros((0, 1), np.uint16)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, meta=blob, rows=rows)
+
+
+def load_bundle(path: str | os.PathLike[str]) -> Prepared:
+    from tokenizers import Tokenizer
+
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+        rows = z["rows"]
+    return Prepared(
+        Tokenizer.from_str(meta["tokenizer"]),
+        rows if rows.size else None,
+        [LabeledText(**e) for e in meta["train"]],
+        [LabeledText(**e) for e in meta["val"]],
+        meta["log"],
+    )
+
+
+def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
+                 cfg: TrainConfig, *, device: str = "auto", init: str | None = None,
+                 export: bool = True, codec: NumberCodec = DEFAULT_CODEC,
+                 bundle: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The whole ``laser-ci train`` pipeline; returns the report (also in the out folder).
+
+    The data come from ``data_dir`` or, prepared earlier by :func:`write_bundle`, ``bundle``.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     acc = _accelerator(cfg, device)
-    log: dict[str, Any] = {"config": asdict(cfg), "device": str(acc.device),
-                           "processes": acc.num_processes}
     t_all = time.time()
-    train_ex, val_ex = load_labeled(data_dir, cfg)
-    log["data"] = {"train": len(train_ex), "val": len(val_ex)}
-    # 1. tokenizer (and the unlabeled texts it and pretraining read)
-    texts: list[str] = []
-    if init:
-        tok = load_tokenizer(Path(init) / "tokenizer.json")
+    if bundle is not None:
+        prep = load_bundle(bundle)
+        if init:
+            from laser_ci.tokenize import load_tokenizer
+
+            prep.tokenizer = load_tokenizer(Path(init) / "tokenizer.json")
     else:
-        texts = corpus_texts(data_dir, "train", cfg.corpus_max_docs, cfg.seed)
-        texts += list(dict.fromkeys(e.text for e in train_ex))
-        t = time.time()
-        tok = train_tokenizer(texts, cfg.vocab_size)
-        log["tokenizer"] = {"documents": len(texts), "vocab": tok.get_vocab_size(),
-                            "seconds": round(time.time() - t, 1)}
+        assert data_dir is not None
+        prep = prepare_data(data_dir, cfg, init)
+    log: dict[str, Any] = {"config": asdict(cfg), "device": str(acc.device),
+                           "processes": acc.num_processes, **prep.log}
+    tok = prep.tokenizer
     prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
-    # 2. model + pretraining
     if init:
         from transformers import LlamaForCausalLM
 
@@ -520,20 +607,13 @@ def run_training(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         model = build_model(tok.get_vocab_size(), cfg.size, max(2048, cfg.max_prompt_tokens + 64))
     log["parameters"] = count_parameters(model)
     model.to(acc.device)
-    if not init and cfg.pretrain_steps > 0:
-        t = time.time()
-        encs = tok.encode_batch(texts, add_special_tokens=False)
-        rows = pack_tokens([e.ids for e in encs], cfg.pretrain_seq_len, prompt.eos_id)
-        log["pretrain_data"] = {"sequences": int(len(rows)), "tokens": int(rows.size),
-                                "tokenize_seconds": round(time.time() - t, 1)}
-        del encs
-        pretrain(model, rows, cfg, acc, log)
+    if not init and prep.rows is not None and cfg.pretrain_steps > 0:
+        pretrain(model, prep.rows, cfg, acc, log)
         if acc.is_main_process:
             model.save_pretrained(str(out / "pretrained"))
             tok.save(str(out / "pretrained" / "tokenizer.json"))
-    # 3. fine-tuning
-    train_items = make_items(train_ex, prompt)
-    val_items = make_items(val_ex, prompt)
+    train_items = make_items(prep.train_ex, prompt)
+    val_items = make_items(prep.val_ex, prompt)
     best = finetune_loop(model, train_items, val_items, cfg, acc, prompt.pad_id, log)
     if best is not None:
         acc.unwrap_model(model).load_state_dict(best)
@@ -541,9 +621,9 @@ def run_training(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
     if acc.is_main_process:
         model.save_pretrained(str(out / "checkpoint"))
         tok.save(str(out / "checkpoint" / "tokenizer.json"))
-    # 4. export + int8-vs-fp32 check on validation
+        (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
     if export and acc.is_main_process:
-        log["eval"] = export_and_check(model, tok, out, cfg, val_ex, codec)
+        log["eval"] = export_and_check(model, tok, out, cfg, prep.val_ex, codec)
     log["seconds"] = round(time.time() - t_all, 1)
     if acc.is_main_process:
         (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
@@ -651,8 +731,8 @@ def _common(f: Any) -> Any:
         click.option("--success-only", is_flag=True, help="Train on successful runs only."),
         click.option("--max-val-decode", type=int, default=None,
                      help="Validation examples decoded with the exported graphs."),
-        click.option("--time-limit-min", type=float, default=0.0,
-                     help="Stop the phases early to end within about this many minutes."),
+        click.option("--finetune-minutes", type=float, default=None,
+                     help="Stop fine-tuning after this many minutes (0: no limit)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -668,12 +748,21 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 
 
 @click.command("train")
-@click.option("--data", "data_dir", required=True, type=click.Path(exists=True, file_okay=False),
+@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False),
               help="A gha-runs style folder (runs, blobs, corpus).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--bundle", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Train from data prepared with --save-bundle (instead of --data).")
+@click.option("--save-bundle", type=click.Path(dir_okay=False), default=None,
+              help="Only prepare the data (tokenizer, packed corpus, examples) into this file.")
+@click.option("--out", "out_dir", default="runs/model", show_default=True,
+              type=click.Path(file_okay=False),
               help="Where the model folder (and checkpoints, report) go.")
 @click.option("--size", type=click.Choice(sorted(SIZES)), default="small", show_default=True)
 @click.option("--pretrain-steps", type=int, default=None)
+@click.option("--pretrain-batch-size", type=int, default=None)
+@click.option("--pretrain-lr", type=float, default=None)
+@click.option("--pretrain-minutes", type=float, default=None,
+              help="Stop pretraining after this many minutes (0: no limit).")
 @click.option("--max-prompt-tokens", type=int, default=None)
 @click.option("--vocab-size", type=int, default=None)
 @click.option("--corpus-max-docs", type=int, default=None)
@@ -682,11 +771,22 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
                    "skips the tokenizer and pretraining.")
 @click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
 @_common
-def train_command(data_dir: str, out_dir: str, size: str, init: str | None, no_export: bool,
+def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | None,
+                  out_dir: str, size: str, init: str | None, no_export: bool,
                   device: str, **kw: Any) -> None:
     """Train the runtime language model from scratch (see laser_ci/train.py)."""
     cfg = _cfg_from(TrainConfig(size=size), **kw)
-    log = run_training(data_dir, out_dir, cfg, device=device, init=init, export=not no_export)
+    if (data_dir is None) == (bundle is None):
+        raise click.UsageError("give exactly one of --data and --bundle")
+    if save_bundle:
+        if data_dir is None:
+            raise click.UsageError("--save-bundle needs --data")
+        prep = prepare_data(data_dir, cfg, init)
+        write_bundle(prep, save_bundle)
+        click.echo(json.dumps(prep.log, indent=2))
+        return
+    log = run_training(data_dir, out_dir, cfg, device=device, init=init, export=not no_export,
+                       bundle=bundle)
     click.echo(json.dumps({k: log.get(k) for k in ("parameters", "data", "eval", "seconds")},
                           indent=2))
 

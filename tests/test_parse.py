@@ -614,3 +614,22 @@ def test_read_workflows_over_a_dict_source_and_normalized_paths() -> None:
                                        ["./a/b.yml", "missing.yml"])
     assert [wf.path for wf in workflows] == ["a/b.yml"]
     assert [(e.path, e.message) for e in errors] == [("missing.yml", "no such file")]
+
+
+# --- work bound -------------------------------------------------------------------------------
+
+
+def test_a_huge_job_times_a_big_matrix_is_read_as_one_job() -> None:
+    # Not GitHub behaviour: a bound of this reader, so that a 2 MB file stays seconds of work.
+    env = "".join(f"      K{i}: v{i}\n" for i in range(2000))
+    wf, errors = read_text(
+        "on: push\njobs:\n  small:\n    runs-on: x\n    steps: [{run: echo}]\n"
+        "  big:\n    needs: small\n    runs-on: x\n    strategy:\n      matrix:\n"
+        "        a: [" + ", ".join(map(str, range(16))) + "]\n"
+        "        b: [" + ", ".join(map(str, range(16))) + "]\n"
+        "    env:\n" + env + "    steps: [{run: echo}]\n")
+    assert [(e.line, e.message.split(":")[0]) for e in errors] == [(6, "job 'big'")]
+    assert "too many to expand" in errors[0].message
+    assert [(j.id, j.name, j.needs) for j in wf.jobs] == [("small", "small", []),
+                                                         ("big", "big", ["small"])]
+    assert len(wf.jobs[1].env) == 2000

@@ -1,0 +1,140 @@
+"""The gha-runs loader, examples and repository splits, on the hand-written gha-mini folder."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from laser_ci.data import (
+    Example,
+    filter_split,
+    load_blobs,
+    load_corpus,
+    load_examples,
+    load_runs,
+    run_files,
+    split_of,
+    summarize,
+)
+
+MINI = Path(__file__).parent / "fixtures" / "gha-mini"
+
+
+@pytest.fixture(scope="module")
+def examples() -> list[Example]:
+    return load_examples(MINI, cache=False)
+
+
+def by_run(examples: list[Example], run_id: str, kind: str) -> list[Example]:
+    return [e for e in examples if e.run_id == run_id and e.kind == kind]
+
+
+def test_raw_files_load_plain_and_gzip(tmp_path: Path) -> None:
+    runs = load_runs(MINI)
+    assert len(runs) == 11 and runs[0]["id"] == "fixture01"
+    blobs = load_blobs(MINI)
+    files = run_files(runs[8], blobs)
+    assert set(files) == {
+        ".github/workflows/release.yml", ".github/workflows/build.yml",
+        ".github/actions/setup/action.yml",
+    }  # fmt: skip
+    assert "workflow_call" in files[".github/workflows/build.yml"]
+    only = load_blobs(MINI, [runs[0]["files"][".github/workflows/ci.yml"]])
+    assert len(only) == 1
+    assert len(load_corpus(MINI)) == 6
+
+    for name in ("runs", "blobs"):  # the shared set is gzip-compressed; corpus left out
+        with open(MINI / f"{name}.jsonl", "rb") as src, gzip.open(
+            tmp_path / f"{name}.jsonl.gz", "wb"
+        ) as dst:
+            shutil.copyfileobj(src, dst)
+    assert load_runs(tmp_path) == runs
+    assert load_corpus(tmp_path) == []
+    assert load_examples(tmp_path, cache=False) == load_examples(MINI, cache=False)
+
+
+def test_missing_runs_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="runs.jsonl"):
+        load_runs(tmp_path)
+
+
+def test_every_positive_run_gives_one_workflow_example(examples: list[Example]) -> None:
+    wf = [e for e in examples if e.kind == "workflow"]
+    assert sorted(e.run_id for e in wf) == [f"fixture{i:02d}" for i in range(1, 12) if i != 4]
+    assert all(e.text.startswith("task: workflow\n") for e in wf)
+    assert all(e.runtime_s > 0 for e in examples)
+    first = by_run(examples, "fixture01", "workflow")[0]
+    assert (first.repo, first.workflow_path, first.conclusion, first.runtime_s) == (
+        "acme/widgets", ".github/workflows/ci.yml", "success", 610.0,
+    )  # fmt: skip
+    assert first.sha and first.commit_date.startswith("2023-") and first.event == "push"
+    assert by_run(examples, "fixture02", "workflow")[0].conclusion == "failure"
+    assert "repo: files=812" in first.text
+
+
+def test_single_job_runs_give_a_job_example(examples: list[Example]) -> None:
+    job = by_run(examples, "fixture01", "job")
+    assert len(job) == 1 and job[0].job_name == "build" and job[0].runtime_s == 610.0
+    assert job[0].text.startswith("task: job\n") and "job: build" in job[0].text
+    # a matrix (4 instances) and a reusable-workflow caller (2 jobs): only the sum is known
+    assert by_run(examples, "fixture07", "job") == []
+    assert by_run(examples, "fixture09", "job") == []
+    nested = by_run(examples, "fixture09", "workflow")[0].text
+    assert "build/compile" in nested and "actions/setup-node" in nested  # nested + inlined
+
+
+def test_collected_jobs_map_to_reader_jobs_by_display_name(examples: list[Example]) -> None:
+    jobs = sorted((e.job_name, e.runtime_s, e.conclusion) for e in by_run(examples, "fixture11", "job"))
+    # "Not in the file" matches no reader job and is dropped
+    assert jobs == [("End to end", 900.0, "failure"), ("Unit tests", 120.0, "success")]
+    assert by_run(examples, "fixture11", "workflow")[0].runtime_s == 1030.0
+    e2e = next(e for e in examples if e.job_name == "End to end")
+    assert "runs-on: ubuntu-latest-8-cores" in e2e.text
+
+
+def test_unreadable_workflow_falls_back_to_raw_text(examples: list[Example]) -> None:
+    (broken,) = [e for e in examples if e.fallback]
+    assert broken.run_id == "fixture10" and broken.kind == "workflow"
+    assert broken.text.startswith("task: workflow\n") and "unterminated" in broken.text
+    assert summarize(examples)["fallback"] == 1
+
+
+def test_kinds_filter(examples: list[Example]) -> None:
+    jobs = load_examples(MINI, kinds=("job",), cache=False)
+    assert jobs == [e for e in examples if e.kind == "job"]
+    with pytest.raises(ValueError):
+        load_examples(MINI, kinds=("step",), cache=False)
+
+
+def test_split_is_by_repository_and_stable() -> None:
+    assert split_of("acme/widgets") == "train"
+    assert split_of("acme/gadgets") == "val"
+    assert split_of("octo/matrix-lib") == "val"
+    names = [f"owner{i}/repo{i}" for i in range(2000)]
+    share = sum(split_of(n) == "val" for n in names) / len(names)
+    assert 0.17 < share < 0.23
+
+
+def test_split_filter(examples: list[Example]) -> None:
+    val = filter_split(examples, "val")
+    assert {e.repo for e in val} == {"acme/gadgets", "octo/matrix-lib"}
+    train = load_examples(MINI, split="train", cache=False)
+    assert len(val) + len(train) == len(examples) == len(filter_split(examples, "all"))
+    assert not {e.repo for e in val} & {e.repo for e in train}
+    with pytest.raises(ValueError):
+        filter_split(examples, "test")
+
+
+def test_cache_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          examples: list[Example]) -> None:
+    monkeypatch.setenv("LASER_CI_CACHE", str(tmp_path / "cache"))
+    first = load_examples(MINI)
+    assert first == examples
+    (cached,) = (tmp_path / "cache").iterdir()
+    assert cached.name.startswith("examples-")
+    monkeypatch.setattr("laser_ci.data.load_runs", lambda d: pytest.fail("cache not used"))
+    assert load_examples(MINI) == examples
+    assert load_examples(MINI, split="val") == filter_split(examples, "val")

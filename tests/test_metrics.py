@@ -1,0 +1,63 @@
+"""Runtime metrics against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from laser_ci import metrics
+from laser_ci.predict import Runtime
+
+
+def test_log_mae_clips_to_one_second() -> None:
+    assert metrics.log_mae([100.0], [100.0]) == 0.0
+    assert metrics.log_mae([200.0, 50.0], [100.0, 100.0]) == pytest.approx(math.log(2))
+    # 0 s and 0.2 s both count as 1 s
+    assert metrics.log_mae([0.0, 0.2], [1.0, 0.5]) == 0.0
+    assert metrics.log_mae([math.e], [0.0]) == pytest.approx(1.0)
+    assert math.isnan(metrics.log_mae([], []))
+
+
+def test_mae_minutes() -> None:
+    assert metrics.mae_minutes([60.0, 180.0], [120.0, 120.0]) == pytest.approx(1.0)
+
+
+def test_rankdata_averages_ties() -> None:
+    assert metrics.rankdata([10, 20, 20, 5]).tolist() == [2.0, 3.5, 3.5, 1.0]
+    assert metrics.rankdata([]).tolist() == []
+
+
+def test_spearman() -> None:
+    assert metrics.spearman([1, 2, 3, 4], [10, 20, 30, 400]) == pytest.approx(1.0)
+    assert metrics.spearman([4, 3, 2, 1], [10, 20, 30, 40]) == pytest.approx(-1.0)
+    # with ties: Pearson correlation of the average ranks
+    p, t = [1, 2, 2, 3], [1, 3, 2, 4]
+    rp, rt = metrics.rankdata(p), metrics.rankdata(t)
+    assert metrics.spearman(p, t) == pytest.approx(float(np.corrcoef(rp, rt)[0, 1]))
+    assert math.isnan(metrics.spearman([5, 5, 5], [1, 2, 3]))  # constant predictor
+    assert math.isnan(metrics.spearman([1], [1]))
+
+
+def test_within_2x_is_inclusive() -> None:
+    assert metrics.within_2x([50.0, 200.0, 49.0, 201.0], [100.0] * 4) == 0.5
+
+
+def test_coverage() -> None:
+    assert metrics.coverage([10, 10, 10, 10], [20, 20, 20, 20], [10, 15, 20, 21]) == 0.75
+
+
+def test_compute() -> None:
+    preds = [Runtime(50, 100, 200), Runtime(100, 200, 400), Runtime(10, 10, 10)]
+    true = [100.0, 100.0, 1000.0]
+    m = metrics.compute(preds, true)
+    assert m["n"] == 3
+    assert m["log_mae"] == pytest.approx((0 + math.log(2) + math.log(100)) / 3)
+    assert m["within_2x"] == pytest.approx(2 / 3)
+    assert m["coverage"] == pytest.approx(2 / 3)
+    point = [Runtime(100, 100, 100), Runtime(200, 200, 200)]
+    assert metrics.compute(point, [100.0, 300.0])["coverage"] is None
+    assert metrics.compute(point, [100.0, 300.0], intervals=True)["coverage"] == 0.5
+    with pytest.raises(ValueError):
+        metrics.compute(point, [1.0])
