@@ -13,6 +13,8 @@ The result is a plain JSON-able dict (documented in the README, stable)::
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -44,6 +46,8 @@ def _json_value(value: Any) -> Any:
         return {str(k): _json_value(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_json_value(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no Infinity/NaN
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -116,11 +120,16 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             costs.append(cost)
         totals = summarize(costs, runs=estimate_monthly_runs(wf.triggers, wf.on,
                                                              given=opts.runs_per_month))
-        all_totals.append(totals)
+        # A workflow only ever called by others runs as part of its callers: shown, not
+        # added to the totals a second time.
+        called_only = wf.triggers == ["workflow_call"]
+        if not called_only:
+            all_totals.append(totals)
         out.append({
             "path": wf.path,
             "name": wf.name,
             "triggers": wf.triggers,
+            "called_only": called_only,
             "jobs": jobs,
             "critical_path_s": round(critical_path(wf.jobs, [r.p50 for r in mine]), 1),
             "billable_s": round(sum(r.p50 for r in mine), 1),
@@ -130,8 +139,9 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         "predictor": predictor.name,
         "workflows": out,
         "totals": {
-            "critical_path_s": round(max((w["critical_path_s"] for w in out), default=0.0), 1),
-            "billable_s": round(sum(w["billable_s"] for w in out), 1),
+            "critical_path_s": round(max((w["critical_path_s"] for w in out
+                                          if not w["called_only"]), default=0.0), 1),
+            "billable_s": round(sum(w["billable_s"] for w in out if not w["called_only"]), 1),
             **combine(all_totals).to_json(),
         },
         "assumptions": cost_assumptions(opts.visibility, opts.self_hosted_rate),
@@ -196,8 +206,10 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
     sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)
     try:
         result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing)
-    except (OSError, ValueError) as exc:
-        click.echo(f"laser-ci: {exc}", err=True)
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        if os.environ.get("LASER_CI_DEBUG"):
+            raise
+        click.echo(f"laser-ci: error: {exc}", err=True)
         sys.exit(2)
     click.echo(render(result, fmt), nl=False)
     for err in result["errors"]:

@@ -41,6 +41,7 @@ budget is the text cut at the end.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -60,34 +61,73 @@ def approx_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
+MAX_FLOW_ITEMS = 400  # scalars written per structured value before "..."
+MAX_FLOW_STRING = 2000
+
+
 def _flow(value: Any, limit: int | None = None) -> str:
     if isinstance(value, str):
         text = value if "\n" not in value else value.replace("\n", "\\n")
     elif value is None or isinstance(value, (bool, int, float)):
         text = to_text(value) if value is not None else "null"
     else:
-        try:
-            text = yaml.safe_dump(_plain(value), default_flow_style=True, sort_keys=False,
-                                  width=1 << 30, allow_unicode=True).strip()
-        except yaml.YAMLError:
-            text = str(value)
-        if text.endswith("\n..."):
-            text = text[:-4].strip()
+        text = _dump(value)
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 3, 0)] + "..."
     return text
 
 
-def _plain(value: Any, depth: int = 0) -> Any:
-    if depth > 32:
+_DUMPED: dict[int, tuple[Any, str]] = {}
+
+
+def _dump(value: Any) -> str:
+    """One-line YAML flow of a structure, bounded in size; cached while the value lives
+    (a job is re-rendered several times while fitting the budget)."""
+    hit = _DUMPED.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    budget = [MAX_FLOW_ITEMS]
+    try:
+        text = yaml.safe_dump(_plain(value, 0, budget), default_flow_style=True,
+                              sort_keys=False, width=1 << 30, allow_unicode=True).strip()
+    except yaml.YAMLError:
+        text = str(value)[:MAX_FLOW_STRING]
+    if text.endswith("\n..."):
+        text = text[:-4].strip()
+    if len(_DUMPED) > 4096:
+        _DUMPED.clear()
+    _DUMPED[id(value)] = (value, text)
+    return text
+
+
+def _plain(value: Any, depth: int, budget: list[int]) -> Any:
+    """A copy with only plain types, at most ``budget[0]`` scalars and short strings."""
+    if depth > 32 or budget[0] <= 0:
         return "..."
     if isinstance(value, dict):
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if budget[0] <= 0:
+                out["..."] = "..."
+                break
+            out[str(k)[:MAX_FLOW_STRING]] = _plain(v, depth + 1, budget)
+        return out
     if isinstance(value, list):
-        return [_plain(v, depth + 1) for v in value]
-    if value is None or isinstance(value, (str, bool, int, float)):
+        items: list[Any] = []
+        for v in value:
+            if budget[0] <= 0:
+                items.append("...")
+                break
+            items.append(_plain(v, depth + 1, budget))
+        return items
+    budget[0] -= 1
+    if isinstance(value, str):
+        return value[:MAX_FLOW_STRING]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float)):
         return value
-    return str(value)
+    return str(value)[:MAX_FLOW_STRING]
 
 
 class _Limits:

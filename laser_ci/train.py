@@ -202,11 +202,13 @@ def _lr_lambda(total: int, warmup: int, plan: dict[str, int] | None = None):
     (a time limit that will stop it early) so that the decay still completes."""
     plan = plan if plan is not None else {}
     plan.setdefault("total", total)
+    plan.setdefault("warmup", warmup)
 
     def f(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / max(warmup, 1)
-        progress = (step - warmup) / max(plan["total"] - warmup, 1)
+        w = plan["warmup"]
+        if step < w:
+            return (step + 1) / max(w, 1)
+        progress = (step - w) / max(plan["total"] - w, 1)
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
 
     return f
@@ -377,7 +379,9 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
     total = per_epoch * cfg.epochs
     wrapped = _loss_module(model)
     opt = _optimizer(model, cfg.lr, cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(total, int(total * cfg.warmup_frac)))
+    plan = {"total": total}
+    warmup = int(total * cfg.warmup_frac)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(total, warmup, plan))
     wrapped, opt, sched = accelerator.prepare(wrapped, opt, sched)
     unwrapped = accelerator.unwrap_model(wrapped).lm
     world, rank = accelerator.num_processes, accelerator.process_index
@@ -409,6 +413,12 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
             bar.update(1)
             if len(losses) % 20 == 0:
                 bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-20:]):.3f}")
+            done_steps = bar.n
+            if limit and done_steps == 30:  # fit the schedule to what the time limit allows
+                fit = int(limit / ((time.time() - t0) / 30))
+                if fit < total:
+                    plan["warmup"] = min(warmup, max(fit // 10, 1))
+                    plan["total"] = max(fit, plan["warmup"] + 1)
             if limit and time.time() - t0 > limit:
                 stop = True
                 break
