@@ -29,7 +29,8 @@ below 20 (about 20% of repositories; on the shared set 74 of 326 labeled repos, 
 
 Parsing and serializing every run takes a while, so :func:`load_examples` caches its result
 under ``$LASER_CI_CACHE`` (default ``~/.cache/laser-ci``), keyed by the data files' sizes and
-mtimes and by the source of the modules that produce the text; ``cache=False`` skips it.
+mtimes and by the source of the modules that produce the text (the 8 newest caches are
+kept); ``cache=False`` skips it.
 """
 
 from __future__ import annotations
@@ -174,9 +175,13 @@ def fallback_text(path: str, raw: str | None, profile: Any = None) -> str:
 
 
 def examples_from_run(
-    run: dict[str, Any], files: dict[str, str], kinds: Sequence[str] = KINDS
+    run: dict[str, Any],
+    files: dict[str, str],
+    kinds: Sequence[str] = KINDS,
+    read_cache: dict[Any, list[Any]] | None = None,
 ) -> list[Example]:
-    """The examples one run gives (none when ``run_time_s <= 0``)."""
+    """The examples one run gives (none when ``run_time_s <= 0``). ``read_cache`` shares
+    reader results between runs with the same files (keyed by path and blob ids)."""
     from laser_ci.parse import read_workflows
     from laser_ci.serialize import serialize_job, serialize_workflow
     from laser_ci.workflow import RepoProfile
@@ -195,10 +200,15 @@ def examples_from_run(
         event=run.get("event"),
     )
     profile = RepoProfile.from_json(run.get("repo_profile"))
-    try:
-        workflows, _errors = read_workflows(files, [path])
-    except Exception:  # a reader bug must not lose the run
-        workflows = []
+    key = (path, tuple(sorted((run.get("files") or {}).items())))
+    workflows = read_cache.get(key) if read_cache is not None else None
+    if workflows is None:
+        try:
+            workflows, _errors = read_workflows(files, [path])
+        except Exception:  # a reader bug must not lose the run
+            workflows = []
+        if read_cache is not None:
+            read_cache[key] = workflows
     wf = next((w for w in workflows if w.path == path), workflows[0] if workflows else None)
     out: list[Example] = []
     if wf is None or not wf.jobs:
@@ -255,16 +265,50 @@ def _cache_key(data_dir: Path, kinds: Sequence[str]) -> str:
         if p is not None:
             st = p.stat()
             h.update(f"|{p.name}:{st.st_size}:{st.st_mtime_ns}".encode())
-    pkg = Path(__file__).parent
-    for mod in ("data.py", "parse.py", "serialize.py", "workflow.py"):
-        p = pkg / mod
-        if p.is_file():
-            h.update(p.read_bytes())
+    for p in _text_sources():
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:24]
+
+
+def _text_sources(roots: Sequence[str] = ("data", "parse", "serialize")) -> list[Path]:
+    """Source files of the modules that turn a run into text, and every ``laser_ci``
+    module they import (transitively), sorted."""
+    import ast
+
+    pkg = Path(__file__).parent
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        path = pkg / f"{name}.py"
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module == "laser_ci":
+                    todo.extend(a.name for a in node.names)
+                elif node.module.startswith("laser_ci."):
+                    todo.append(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                todo.extend(a.name.split(".")[1] for a in node.names
+                            if a.name.startswith("laser_ci."))
+    return sorted(pkg / f"{n}.py" for n in seen)
 
 
 def _cache_dir() -> Path:
     return Path(os.environ.get("LASER_CI_CACHE") or Path.home() / ".cache" / "laser-ci")
+
+
+def _prune_cache(folder: Path, keep: int = 8) -> None:
+    """Keep the ``keep`` most recently written example caches."""
+    files = sorted(folder.glob("examples-*.jsonl.gz"), key=lambda p: p.stat().st_mtime)
+    for old in files[:-keep]:
+        old.unlink(missing_ok=True)
 
 
 def load_examples(
@@ -280,7 +324,8 @@ def load_examples(
             raise ValueError(f"unknown kind {k!r}; expected {KINDS}")
     d = Path(data_dir)
     examples: list[Example] | None = None
-    cache_path = _cache_dir() / f"examples-{_cache_key(d, kinds)}.jsonl.gz" if cache else None
+    # the cache holds every kind; the requested kinds are picked below
+    cache_path = _cache_dir() / f"examples-{_cache_key(d, KINDS)}.jsonl.gz" if cache else None
     if cache_path is not None and cache_path.is_file():
         try:
             examples = [Example(**row) for row in _iter_jsonl(cache_path)]
@@ -291,8 +336,9 @@ def load_examples(
         needed = {b for r in runs for b in (r.get("files") or {}).values()}
         blobs = load_blobs(d, needed)
         examples = []
+        read_cache: dict[Any, list[Any]] = {}
         for run in runs:
-            examples.extend(examples_from_run(run, run_files(run, blobs), kinds))
+            examples.extend(examples_from_run(run, run_files(run, blobs), KINDS, read_cache))
         if cache_path is not None:
             try:
                 cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,9 +347,10 @@ def load_examples(
                     for e in examples:
                         f.write(json.dumps(asdict(e), ensure_ascii=False) + "\n")
                 tmp.replace(cache_path)
+                _prune_cache(cache_path.parent)
             except OSError:
                 pass
-    return filter_split(examples, split)
+    return [e for e in filter_split(examples, split) if e.kind in kinds]
 
 
 def summarize(examples: Sequence[Example]) -> dict[str, int]:

@@ -118,8 +118,15 @@ def extract(text: str) -> dict[str, float]:
     job: _Job | None = None
     in_script = False
     in_raw = False
+    in_steps = False  # step lines only follow a job's ``steps:``
+    in_diff = False  # ``history-config: changed`` is followed by +/- diff lines
     script_indent = 0
     for line in lines:
+        if in_diff:
+            if line.startswith(("+ ", "- ", "+", "-")) and not _KEY.match(line):
+                f["history_diff_lines"] += 1
+                continue
+            in_diff = False
         if in_raw:
             if line.startswith("  ") or not line:
                 f["raw_lines"] += 1
@@ -144,7 +151,7 @@ def extract(text: str) -> dict[str, float]:
             f["truncated"] = 1
             continue
         m = _STEP_KEY.match(line)
-        if m and job is not None and not _KEY.match(line):
+        if m and job is not None and in_steps and not _KEY.match(line):
             indent, dash, key, value = m.groups()
             depth = len(indent) // 2
             if dash == "- ":
@@ -181,6 +188,7 @@ def extract(text: str) -> dict[str, float]:
         if not m:
             continue
         key, value = m.group(1), m.group(2).strip()
+        in_steps = False
         if key == "task":
             f["task_job"] = float(value == "job")
         elif key == "workflow":
@@ -197,6 +205,12 @@ def extract(text: str) -> dict[str, float]:
             nums = re.findall(r"\d+", value)
             if len(nums) >= 2:
                 f["wf_job_defs"], f["wf_instances"] = float(nums[0]), float(nums[1])
+        elif key == "history":
+            _history_features(f, value)
+        elif key == "history-config":
+            state = value.split(" ", 1)[0]
+            f[f"history_config_{state}"] = 1
+            in_diff = state == "changed"
         elif key == "raw":
             f["raw"] = 1
             in_raw = True
@@ -229,11 +243,29 @@ def extract(text: str) -> dict[str, float]:
         elif key == "container":
             job.has["container"] = 1
         elif key == "steps":
-            pass
+            in_steps = True
         else:
             job.has[key] = 1
     _job_features(f, jobs)
     return dict(f)
+
+
+def _history_features(f: dict[str, float], value: str) -> None:
+    """``history: n=12 median=4.73e+02 p10=... p90=... latest=...`` (or ``none``)."""
+    if value.strip() == "none":
+        f["history_none"] = 1
+        return
+    for part in value.split():
+        k, _, v = part.partition("=")
+        x = _num(v)
+        if x is None:
+            continue
+        if k == "n":
+            f["history_n"] = x
+        elif k in ("median", "p10", "p90", "latest"):
+            f[f"history_{k}_log"] = math.log(max(x, 1.0))
+    if "history_p10_log" in f and "history_p90_log" in f:
+        f["history_spread_log"] = f["history_p90_log"] - f["history_p10_log"]
 
 
 def _script_line(job: _Job, line: str) -> None:

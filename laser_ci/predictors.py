@@ -1,15 +1,23 @@
 """Find the shipped predictors and pick the best one.
 
-A model folder (default: ``model/`` next to the package, or ``$LASER_CI_MODEL_DIR``) holds
-one sub-folder per family, each with a ``card.json``::
+The model folder (default: ``model/`` next to the package, or ``$LASER_CI_MODEL_DIR``) holds
+predictor *families*, each either in the folder itself or in a sub-folder:
+
+- ``baselines``: ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}``
+  (:mod:`laser_ci.baselines`, written by ``benchmarks/baselines.py``), usually
+  ``model/baselines/``;
+- ``lm``: a language-model folder with ``laser.json`` (:mod:`laser_ci.model`), in
+  ``model/`` itself or any sub-folder.
+
+Every folder may hold a ``card.json``::
 
     {"best": "<name>",  # optional: the family's own pick
      "predictors": {"<name>": {"val_log_mae": 0.93, ...}, ...}}
 
-``val_log_mae`` is the log-MAE on the ``val`` split, all conclusions, as printed by
-``laser-ci eval DATA_DIR --split val``. :func:`load_predictor` returns the loadable predictor
-with the lowest ``val_log_mae`` across every card, so a language model wins as soon as its
-card says so. Families register a loader in :data:`LOADERS` (folder -> predictors by name).
+``val_log_mae`` is the log-MAE on the ``val`` split, all conclusions, one example per run,
+as printed by ``laser-ci eval DATA_DIR --split val``. :func:`load_predictor` returns the
+loadable predictor with the lowest ``val_log_mae`` over every card, so the language model
+takes over as soon as its card says it beats the baselines.
 """
 
 from __future__ import annotations
@@ -24,8 +32,7 @@ from typing import Any
 
 from laser_ci.predict import Predictor
 
-# family folder name -> loader(folder) -> {predictor name: predictor}
-LOADERS: dict[str, Callable[[Path], dict[str, Any]]] = {}
+CARD = "card.json"
 
 
 def _load_baselines(folder: Path) -> dict[str, Any]:
@@ -34,10 +41,30 @@ def _load_baselines(folder: Path) -> dict[str, Any]:
     return load_baselines(folder)
 
 
-LOADERS["baselines"] = _load_baselines
+def _is_baselines(folder: Path) -> bool:
+    from laser_ci.baselines import BASELINES
 
-# used only when no model folder is shipped at all: the shared data's median success run
-DEFAULT_LOG_P50 = math.log(480.0)
+    return any((folder / cls.FILE).is_file() for cls in BASELINES.values())
+
+
+def _load_lm(folder: Path) -> dict[str, Any]:
+    from laser_ci.model import load_models
+
+    return dict(load_models(folder))
+
+
+def _is_lm(folder: Path) -> bool:
+    return (folder / "laser.json").is_file()
+
+
+# family -> (is this folder one of ours?, loader(folder) -> {predictor name: predictor})
+FAMILIES: dict[str, tuple[Callable[[Path], bool], Callable[[Path], dict[str, Any]]]] = {
+    "baselines": (_is_baselines, _load_baselines),
+    "lm": (_is_lm, _load_lm),
+}
+
+# used only when no model folder is shipped at all: about the shared data's median run
+DEFAULT_LOG_P50 = math.log(300.0)
 
 
 def default_model_dir() -> Path:
@@ -49,41 +76,51 @@ def _model_dir(model_dir: str | os.PathLike[str] | None) -> Path:
     return Path(model_dir) if model_dir is not None else default_model_dir()
 
 
-def read_cards(model_dir: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
-    """``card.json`` of each family folder, by folder name."""
+def _folders(model_dir: str | os.PathLike[str] | None) -> list[Path]:
     d = _model_dir(model_dir)
-    cards: dict[str, dict[str, Any]] = {}
     if not d.is_dir():
-        return cards
-    for sub in sorted(p for p in d.iterdir() if p.is_dir()):
-        card = sub / "card.json"
+        return []
+    return [d] + sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def find_families(model_dir: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
+    """``(family, folder)`` for every predictor family in the model folder."""
+    out = []
+    for folder in _folders(model_dir):
+        for family, (detect, _) in FAMILIES.items():
+            if detect(folder):
+                out.append((family, folder))
+    return out
+
+
+def read_cards(model_dir: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every ``card.json`` in the model folder and its sub-folders, by folder path."""
+    cards: dict[str, dict[str, Any]] = {}
+    for folder in _folders(model_dir):
+        card = folder / CARD
         if card.is_file():
             try:
-                cards[sub.name] = json.loads(card.read_text(encoding="utf-8"))
+                data = json.loads(card.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
+            if isinstance(data, dict):
+                cards[str(folder)] = data
     return cards
 
 
 def available_predictors(model_dir: str | os.PathLike[str] | None = None) -> dict[str, Predictor]:
     """Every predictor that can be loaded from the model folder, by name."""
-    d = _model_dir(model_dir)
     out: dict[str, Predictor] = {}
-    for family, loader in LOADERS.items():
-        folder = d / family
-        if not folder.is_dir():
-            continue
-        try:
-            out.update(loader(folder))
-        except Exception as exc:  # a broken family must not hide the others
-            print(f"laser-ci: cannot load {folder}: {exc}", file=sys.stderr)
+    for folder in _folders(model_dir):
+        out.update(_load_folder(folder))  # a broken family must not hide the others
     return out
 
 
 def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str | None:
     """The name with the lowest ``val_log_mae`` over every card, among ``names``."""
+    cards = read_cards(model_dir)
     best: tuple[float, str] | None = None
-    for card in read_cards(model_dir).values():
+    for card in cards.values():
         for name, info in (card.get("predictors") or {}).items():
             score = info.get("val_log_mae") if isinstance(info, dict) else None
             if name in names and isinstance(score, (int, float)) and math.isfinite(score):
@@ -91,18 +128,46 @@ def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str 
                     best = (float(score), name)
     if best is not None:
         return best[1]
-    for card in read_cards(model_dir).values():
+    for card in cards.values():
         if card.get("best") in names:
             return str(card["best"])
     return None
 
 
+def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, Path]]:
+    """``(val_log_mae, name, folder)`` from every card, best first."""
+    out = []
+    for folder, card in read_cards(model_dir).items():
+        for name, info in (card.get("predictors") or {}).items():
+            score = info.get("val_log_mae") if isinstance(info, dict) else None
+            if isinstance(score, (int, float)) and math.isfinite(score):
+                out.append((float(score), str(name), Path(folder)))
+    return sorted(out, key=lambda r: (r[0], r[1]))
+
+
+def _load_folder(folder: Path) -> dict[str, Predictor]:
+    out: dict[str, Predictor] = {}
+    for family, (detect, loader) in FAMILIES.items():
+        if detect(folder):
+            try:
+                out.update(loader(folder))
+            except Exception as exc:
+                print(f"laser-ci: cannot load {family} from {folder}: {exc}", file=sys.stderr)
+    return out
+
+
 def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor:
-    """The best shipped predictor (see the module doc).
+    """The best shipped predictor (see the module doc). Only the winner's folder is loaded.
 
     Without any shipped model, a constant median predictor (``median-default``) so that
     ``estimate`` still answers.
     """
+    loaded: dict[Path, dict[str, Predictor]] = {}
+    for _score, name, folder in _ranked(model_dir):
+        if folder not in loaded:
+            loaded[folder] = _load_folder(folder)
+        if name in loaded[folder]:
+            return loaded[folder][name]
     preds = available_predictors(model_dir)
     name = best_name(model_dir, set(preds))
     if name is not None:
@@ -114,6 +179,6 @@ def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor
         return next(iter(preds.values()))
     from laser_ci.baselines import MedianPredictor
 
-    p = MedianPredictor(DEFAULT_LOG_P50, math.log(90.0), math.log(3000.0))
+    p = MedianPredictor(DEFAULT_LOG_P50, math.log(30.0), math.log(3000.0))
     p.name = "median-default"
     return p

@@ -73,6 +73,20 @@ def test_features_of_raw_fallback_and_junk(examples: list[Example]) -> None:
         assert isinstance(extract(junk), dict)
 
 
+def test_features_read_the_history_block() -> None:
+    text = (
+        "task: job\nworkflow: CI\nfile: ci.yml\non: push\njob: test\n"
+        "history: n=12 median=4.73e+02 p10=3.10e+02 p90=6.00e+02 latest=5.01e+02\n"
+        "history-config: changed +1 -1\n+ run: pytest -n 4\n- run: pytest\n"
+        "runs-on: ubuntu-latest\nsteps:\n- uses: actions/checkout@v4\n"
+    )
+    f = extract(text)
+    assert f["history_n"] == 12 and f["history_median_log"] == pytest.approx(math.log(473))
+    assert f["history_config_changed"] == 1 and f["history_diff_lines"] == 2
+    assert f["steps"] == 1 and f["run_steps"] == 0  # diff lines are not steps
+    assert extract(text.replace(text.split("\n")[5], "history: none"))["history_none"] == 1
+
+
 def test_bag_vocabulary_needs_enough_repositories() -> None:
     rows = [{"steps": 1, "uses:a": 1}, {"uses:a": 1, "uses:b": 1}, {"uses:b": 2}]
     assert bag_vocabulary(rows, ["r1", "r2", "r2"], 2) == ["steps", "uses:a"]
@@ -208,17 +222,43 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory, examples: list[Example])
     return d
 
 
-def test_load_predictor_picks_the_lowest_val_log_mae(model_dir: Path, tmp_path: Path) -> None:
+def test_load_predictor_picks_the_lowest_val_log_mae(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import laser_ci.predictors as P
+
     preds = available_predictors(model_dir)
     assert set(preds) == {"median", "tabular", "text-linear"}
     assert set(load_baselines(model_dir / "baselines")) == set(preds)
     assert load_predictor(model_dir).name == "tabular"
-    # a second family whose card claims a better score wins once it is loadable
-    (model_dir / "lm").mkdir(exist_ok=True)
-    (model_dir / "lm" / "card.json").write_text(
-        json.dumps({"predictors": {"lm": {"val_log_mae": 0.5}}})
-    )
-    assert load_predictor(model_dir).name == "tabular"  # no loader registered for "lm"
+    assert P.find_families(model_dir) == [("baselines", model_dir / "baselines")]
+
+    # a language model in the model folder itself, with its own card
+    class FakeLM:
+        name = "laser-lm"
+
+        def predict(self, texts):
+            return []
+
+    calls: list[Path] = []
+
+    def load_lm(folder: Path) -> dict:
+        calls.append(folder)
+        return {"laser-lm": FakeLM()}
+
+    monkeypatch.setitem(P.FAMILIES, "lm", (lambda p: (p / "laser.json").is_file(), load_lm))
+    lm = tmp_path / "model"
+    lm.mkdir()
+    (lm / "laser.json").write_text("{}")
+    (lm / "baselines").symlink_to(model_dir / "baselines", target_is_directory=True)
+    (lm / "card.json").write_text(json.dumps({"predictors": {"laser-lm": {"val_log_mae": 1.5}}}))
+    assert load_predictor(lm).name == "tabular" and calls == []  # loser's folder not loaded
+    assert set(available_predictors(lm)) == {"median", "tabular", "text-linear", "laser-lm"}
+    (lm / "card.json").write_text(json.dumps({"predictors": {"laser-lm": {"val_log_mae": 0.5}}}))
+    assert load_predictor(lm).name == "laser-lm"
+    # a card whose predictor cannot be loaded is skipped
+    (lm / "laser.json").unlink()
+    assert load_predictor(lm).name == "tabular"
     empty = load_predictor(tmp_path / "nothing")
     assert empty.name == "median-default" and empty.predict(["x"])[0].p50 > 0
 
