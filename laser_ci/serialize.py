@@ -290,17 +290,21 @@ def _fit(render: Callable[[_Limits], str], budget: int,
 
 
 def _hard_cut(text: str, budget: int, count_tokens: Callable[[str], int]) -> str:
+    """Keep the longest prefix of lines that fits, and the ``repo:`` profile line."""
     marker = "\n# ... truncated ...\n"
-    room = budget - count_tokens(marker)
-    lines = text.split("\n")
+    lines = text.rstrip("\n").split("\n")
+    tail = ""
+    if lines and lines[-1].startswith("repo: "):
+        tail = lines.pop() + "\n"
+    room = budget - count_tokens(marker) - count_tokens(tail)
     lo, hi = 0, len(lines)
-    while lo < hi:  # the longest prefix of lines that fits
+    while lo < hi:
         mid = (lo + hi + 1) // 2
         if count_tokens("\n".join(lines[:mid])) <= room:
             lo = mid
         else:
             hi = mid - 1
-    return "\n".join(lines[:lo]) + marker
+    return "\n".join(lines[:lo]) + marker + tail
 
 
 def serialize_job(job: JobInstance, workflow: Workflow, profile: RepoProfile | None = None,
@@ -330,4 +334,4 @@ def serialize_raw(path: str, text: str, profile: RepoProfile | None = None, *,
     full = head + body + tail
     if count_tokens(full) <= budget:
         return full
-    return _hard_cut(head + body, budget - count_tokens(tail), count_tokens) + tail
+    return _hard_cut(full, budget, count_tokens)

@@ -87,6 +87,11 @@ def test_hard_cut_as_last_resort() -> None:
     text = serialize_job(job, wf, budget=200)
     assert approx_tokens(text) <= 200
     assert text.endswith("# ... truncated ...\n")
+    with_profile = serialize_job(job, wf, PROFILE, budget=200)
+    assert approx_tokens(with_profile) <= 200
+    profile_line = serialize_job(job, wf, PROFILE).split("\n")[-2]
+    assert profile_line.startswith("repo: ")
+    assert with_profile.endswith("# ... truncated ...\n" + profile_line + "\n")
 
 
 def test_custom_token_counter_is_used(ci: Workflow) -> None:
