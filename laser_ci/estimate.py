@@ -24,6 +24,7 @@ from typing import Any
 import click
 
 from laser_ci.graph import critical_path
+from laser_ci.history import HistoryIndex
 from laser_ci.parse import DiskFiles, FileSource, find_repo_root, read_workflows, workflow_targets
 from laser_ci.predict import Predictor, Runtime
 from laser_ci.repo_profile import profile_dir
@@ -79,7 +80,7 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "timeout_minutes": _json_value(job.timeout_minutes),
         "remote_workflow": job.remote_workflow,
         "runtime_s": runtime.to_json(),
-    }
+    }  # + "history_runs": earlier runs the prediction saw (None: cold start)
 
 
 def _size_job(job: JobInstance, wf: Workflow, runtime: Runtime, predictor: Predictor,
@@ -100,12 +101,26 @@ def _size_job(job: JobInstance, wf: Workflow, runtime: Runtime, predictor: Predi
     return fields, cost
 
 
+def _job_text(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
+              history: HistoryIndex | None) -> tuple[str, int | None]:
+    """The serialized job, with its history block when past runs are known; and their count."""
+    cold = serialize_job(job, wf, profile)
+    past = history.for_job(wf.path, job.name) if history is not None else None
+    hist = past.history_for(cold) if past is not None else None
+    if hist is None:
+        return cold, None
+    return serialize_job(job, wf, profile, history=hist), hist.n
+
+
 def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError],
                        predictor: Predictor, profile: RepoProfile | None = None,
-                       sizing: SizingOptions | None = None) -> dict[str, Any]:
+                       sizing: SizingOptions | None = None,
+                       history: HistoryIndex | None = None) -> dict[str, Any]:
     """Predict every job instance of ``workflows`` in one batch and assemble the result."""
     opts = sizing or SizingOptions()
-    texts = [serialize_job(job, wf, profile) for wf in workflows for job in wf.jobs]
+    prepared = [_job_text(job, wf, profile, history) for wf in workflows for job in wf.jobs]
+    texts = [t for t, _ in prepared]
+    warm = [n for _, n in prepared]
     runtimes = predictor.predict(texts) if texts else []
     out: list[dict[str, Any]] = []
     all_totals = []
@@ -114,9 +129,9 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs = [], []
-        for job, runtime in zip(wf.jobs, mine, strict=True):
+        for job, runtime, n in zip(wf.jobs, mine, warm[i - len(wf.jobs): i], strict=True):
             fields, cost = _size_job(job, wf, runtime, predictor, profile, opts)
-            jobs.append({**_job_json(job, runtime), **fields})
+            jobs.append({**_job_json(job, runtime), "history_runs": n, **fields})
             costs.append(cost)
         totals = summarize(costs, runs=estimate_monthly_runs(wf.triggers, wf.on,
                                                              given=opts.runs_per_month))
@@ -158,17 +173,19 @@ def _default_predictor(model_dir: str | None) -> Predictor:
 def estimate_files(files: FileSource, targets: Sequence[str], *,
                    predictor: Predictor | None = None, profile: RepoProfile | None = None,
                    model_dir: str | None = None,
-                   sizing: SizingOptions | None = None) -> dict[str, Any]:
+                   sizing: SizingOptions | None = None,
+                   history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
     workflows, errors = read_workflows(files, targets)
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
-                              profile, sizing)
+                              profile, sizing, history)
 
 
 def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
                    predictor: Predictor | None = None, model_dir: str | None = None,
                    profile: RepoProfile | None = None,
-                   sizing: SizingOptions | None = None) -> dict[str, Any]:
+                   sizing: SizingOptions | None = None,
+                   history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate workflow files or folders on disk (default ``.github/workflows``)."""
     paths = list(paths) or [".github/workflows"]
     root = Path(repo_root).resolve() if repo_root else find_repo_root(Path(paths[0]))
@@ -176,7 +193,7 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     if profile is None:
         profile = profile_dir(root)
     result = estimate_files(DiskFiles(root), targets, predictor=predictor, profile=profile,
-                            model_dir=model_dir, sizing=sizing)
+                            model_dir=model_dir, sizing=sizing, history=history)
     result["errors"] = [e.to_json() for e in errors] + result["errors"]
     return result
 

@@ -120,3 +120,32 @@ def config_diff(old_text: str, new_text: str) -> tuple[str, ...]:
     longer = plus if len(plus) > len(minus) else minus
     merged += longer[min(len(plus), len(minus)):]
     return tuple(merged)
+
+
+@dataclass(frozen=True)
+class PastRuns:
+    """Earlier runtimes of one job (or workflow), oldest first, and the serialized text of
+    the configuration the latest of them ran (None when unknown)."""
+
+    runtimes: tuple[float, ...]
+    previous_text: str | None = None
+
+    def history_for(self, current_text: str) -> History | None:
+        diff = None if self.previous_text is None else config_diff(self.previous_text, current_text)
+        return History.of(self.runtimes, diff)
+
+
+@dataclass
+class HistoryIndex:
+    """Past runs available at prediction time, keyed the way users see jobs: by workflow
+    path and job display name (per job), and by workflow path (whole workflow)."""
+
+    jobs: dict[tuple[str, str], PastRuns]
+    workflows: dict[str, PastRuns]
+    source: str = ""
+
+    def for_job(self, workflow_path: str, job_name: str) -> PastRuns | None:
+        return self.jobs.get((workflow_path, job_name))
+
+    def for_workflow(self, workflow_path: str) -> PastRuns | None:
+        return self.workflows.get(workflow_path)
