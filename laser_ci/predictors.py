@@ -68,8 +68,15 @@ DEFAULT_LOG_P50 = math.log(300.0)
 
 
 def default_model_dir() -> Path:
+    """``$LASER_CI_MODEL_DIR``, else ``model/`` of a source checkout, else the copy installed
+    with the package (``laser_ci/_model``)."""
     env = os.environ.get("LASER_CI_MODEL_DIR")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "model"
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parent.parent / "model"
+    if checkout.is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "_model"
 
 
 def _model_dir(model_dir: str | os.PathLike[str] | None) -> Path:

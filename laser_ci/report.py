@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 
@@ -54,9 +55,13 @@ def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:
     by_kind: dict[str, list[tuple[str, str]]] = {}
     for job in jobs:
         for advice in job.get("advice") or []:
-            by_kind.setdefault(advice["kind"], []).append((job["name"], advice["message"]))
+            # the same advice on several jobs: same kind, same opening words
+            opening = " ".join(re.sub(r"[\d.$]+", "#", advice["message"]).split()[:4])
+            by_kind.setdefault(f"{advice['kind']}: {opening}", []).append(
+                (job["name"], advice["message"]))
     out = []
-    for kind, items in by_kind.items():
+    for key, items in by_kind.items():
+        kind = key.split(":", 1)[0]
         if len(items) > 2:
             name, message = items[0]
             out.append(f"  advice ({kind}, {len(items)} jobs, e.g. {name}): {message}")
