@@ -1,0 +1,117 @@
+"""Time ``laser-ci estimate`` on a folder of 100 jobs, model load included, and its peak memory.
+
+Builds a temporary repository whose workflows expand to exactly 100 job instances, then
+runs the real CLI in a fresh process (so model loading is counted) a few times and prints
+the wall time (median of the runs) and the peak resident memory.
+
+    python benchmarks/estimate_100.py [--data ../shared/data/gha-runs] [--model DIR] [--repeat 5]
+
+With ``--data``, the workflows are real ones from that folder (distinct files taken in a
+fixed order until 100 jobs); otherwise a synthetic matrix CI is used. Run it pinned to two
+cores to match a GitHub runner: ``taskset -c 0,1 python benchmarks/estimate_100.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SYNTHETIC = """name: CI {i}
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ${{{{ matrix.os }}}}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+        python: ["3.9", "3.10", "3.11", "3.12", "3.13"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{{{ matrix.python }}}}
+      - run: |
+          pip install -e ".[test]"
+          pytest -n auto tests/ -k "not slow and shard{i}"
+"""
+
+
+def synthetic(root: Path) -> None:
+    wf = root / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    for i in range(10):  # 10 workflows x 10 matrix instances
+        (wf / f"ci{i}.yml").write_text(SYNTHETIC.format(i=i), encoding="utf-8")
+
+
+def from_data(root: Path, data_dir: str) -> None:
+    from laser_ci.data import load_blobs, load_runs
+    from laser_ci.parse import read_workflows
+
+    runs = load_runs(data_dir)
+    blobs = load_blobs(data_dir)
+    wf_dir = root / ".github" / "workflows"
+    wf_dir.mkdir(parents=True)
+    total, seen = 0, set()
+    for run in sorted(runs, key=lambda r: r["id"]):
+        blob = run["files"].get(run["workflow_path"])
+        if blob in seen or blob not in blobs:
+            continue
+        seen.add(blob)
+        files = {p: blobs.get(b) for p, b in run["files"].items()}
+        workflows, errors = read_workflows(files, [run["workflow_path"]])
+        n = sum(len(w.jobs) for w in workflows)
+        if errors or n == 0 or total + n > 100 or any(
+                "./" in (s.uses or "") for w in workflows for j in w.jobs for s in j.steps):
+            continue
+        (wf_dir / f"wf{len(seen)}.yml").write_text(blobs[blob], encoding="utf-8")
+        total += n
+        if total == 100:
+            return
+    raise SystemExit(f"could only collect {total} jobs from {data_dir}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", help="take real workflows from this data folder")
+    ap.add_argument("--model", help="model folder (default: the shipped one)")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        from_data(root, args.data) if args.data else synthetic(root)
+        cmd = [sys.executable, "-m", "laser_ci", "estimate", str(root / ".github/workflows"),
+               "--format", "json"]
+        if args.model:
+            cmd += ["--model", args.model]
+        times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  env={**os.environ, "OMP_NUM_THREADS": "2"})
+            times.append(time.perf_counter() - start)
+            if proc.returncode not in (0, 1):
+                print(proc.stderr, file=sys.stderr)
+                return 1
+        result = json.loads(proc.stdout)
+    jobs = sum(len(w["jobs"]) for w in result["workflows"])
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"predictor: {result['predictor']}")
+    print(f"jobs estimated: {jobs}")
+    print(f"cores available: {len(os.sched_getaffinity(0))}")
+    print(f"wall time, model load included: median {statistics.median(times):.2f} s "
+          f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)")
+    print(f"peak memory (max RSS of a run): {peak_mb:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from laser_ci.cli import main
+
+main()
