@@ -7,11 +7,13 @@ Flow (see ``action.yml``; inputs arrive only as ``LASER_CI_*`` environment varia
         PR files (REST)                        which workflow files the PR changes, also
                                                through local reusable workflows and actions
         contents at head and base (REST)       the workflow files and their local deps
-        estimate_files(head), estimate_files(base)
+        fetch_history(base branch)             earlier runs' job durations (actions: read),
+                                               cached between runs; missing: cold start
+        estimate_files(head), estimate_files(base)   both with that history
         render_pr_comment -> sticky comment    found by its hidden marker, edited in place;
                                                a 403 (fork PR, read-only token) is a notice
     any other event:
-        estimate_paths(workspace workflows) -> render_summary
+        fetch_history(current branch), estimate_paths(workspace workflows) -> render_summary
     always: annotations (p90 over timeout-minutes, read errors), $GITHUB_STEP_SUMMARY,
             the JSON result file and $GITHUB_OUTPUT (json, total-billable-minutes,
             critical-path-minutes)
@@ -20,8 +22,8 @@ PR content is only fetched as text through the contents API and parsed as YAML: 
 the PR is checked out or executed, so the Action is safe under ``pull_request_target``.
 
 Exit status: 0 unless ``fail-on-error`` is true and something went wrong (a workflow that
-could not be read, a GitHub API failure other than a 403 on commenting). Invalid input
-values always fail.
+could not be read, a GitHub API failure other than a 403 on commenting; missing run history
+is only a note). Invalid input values always fail.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ class Settings:
     comment: bool = True  # input comment
     fail_on_error: bool = False  # input fail-on-error
     model: Path | None = None  # input model
+    history_runs: int = 20  # input history-runs: earlier runs per workflow; 0 disables
+    history_cache: Path | None = None  # $RUNNER_TEMP/laser-ci-history (None: ~/.cache/...)
+    ref_name: str | None = None  # GITHUB_REF_NAME: the branch of push/dispatch events
 
     @property
     def visibility(self) -> str | None:
@@ -132,6 +137,9 @@ class Settings:
             comment=_bool("comment", get("LASER_CI_COMMENT"), True),
             fail_on_error=_bool("fail-on-error", get("LASER_CI_FAIL_ON_ERROR"), False),
             model=Path(model) if model else None,
+            history_runs=_count("history-runs", get("LASER_CI_HISTORY_RUNS"), 20),
+            history_cache=temp / "laser-ci-history" if get("RUNNER_TEMP") else None,
+            ref_name=get("GITHUB_REF_NAME") or _branch_of(event),
         )
 
     @property
@@ -144,6 +152,25 @@ class Settings:
 
 def _opt_path(value: str | None) -> Path | None:
     return Path(value) if value else None
+
+
+def _count(name: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise SettingsError(f"input {name} must be a whole number, 0 or more, not {value!r}")
+    return n
+
+
+def _branch_of(event: Any) -> str | None:
+    ref = event.get("ref") if isinstance(event, Mapping) else None
+    if isinstance(ref, str) and ref.startswith("refs/heads/"):
+        return ref[len("refs/heads/"):]
+    return None
 
 
 def _bool(name: str, value: str | None, default: bool) -> bool:
@@ -235,6 +262,7 @@ def run(settings: Settings, *, predictor: Any = None) -> int:
 def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
     """push, workflow_dispatch, schedule, ...: estimate the checked-out workflows."""
     from laser_ci.estimate import estimate_paths
+    from laser_ci.parse import workflow_targets
 
     root = settings.workspace
     target = root / settings.workflows
@@ -242,14 +270,17 @@ def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
         raise FileNotFoundError(
             f"no workflow files at {settings.workflows} (is the repository checked out?)"
         )
-    result = estimate_paths(
+    targets, _errors = workflow_targets([str(target)], root.resolve())
+    history, info = _history(settings, None, settings.ref_name, targets)
+    result = dict(estimate_paths(
         [str(target)], repo_root=str(root), predictor=predictor,
-        sizing=_sizing(settings),
-    )
+        sizing=_sizing(settings), history=history,
+    ))
+    result["history"] = info
     ctx = Context(
         repository=settings.repository, server_url=settings.server_url, head_sha=settings.sha
     )
-    return Outcome(result=dict(result), markdown=render_summary(result, context=ctx))
+    return Outcome(result=result, markdown=render_summary(result, context=ctx))
 
 
 def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
@@ -296,13 +327,23 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     ]
     base_targets = [p for p in base_targets if base_src.with_deps(p)]
 
+    # Earlier runs on the base branch, of the workflows that exist there (by base path).
+    base_ref = str((pr.get("base") or {}).get("ref") or "") or None
+    on_base = [to_base.get(p, p) for p in head_wfs if p not in added] + base_targets
+    history, history_info = _history(
+        settings, repo, base_ref, list(dict.fromkeys(on_base)),
+        sources={base_sha: base_src, head_sha: head_src},
+    )
     vis = {"sizing": _sizing(settings)}
     head = estimate_files(
-        head_src.files, head_wfs, predictor=predictor, profile=head_src.profile(), **vis
+        head_src.files, head_wfs, predictor=predictor, profile=head_src.profile(),
+        history=_renamed_history(history, renamed), **vis
     )
+    head["history"] = history_info
     base = (
         estimate_files(
-            base_src.files, base_targets, predictor=predictor, profile=base_src.profile(), **vis
+            base_src.files, base_targets, predictor=predictor, profile=base_src.profile(),
+            history=history, **vis
         )
         if base_targets
         else {"predictor": head.get("predictor"), "workflows": [], "errors": []}
@@ -335,6 +376,61 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
         "base": base,
     }
     return Outcome(result=result, markdown=summary, problems=problems, comment=comment)
+
+
+def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str], *,
+             sources: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """Earlier runs of ``paths`` on ``branch`` (None: cold start) and what to record of it:
+    ``{"branch", "max_runs", "workflows": how many had history, "notes": [...]}``."""
+    info: dict[str, Any] = {"branch": branch, "max_runs": settings.history_runs,
+                            "workflows": 0, "notes": []}
+    if settings.history_runs <= 0:
+        info["notes"].append("history disabled (`history-runs: 0`): cold-start predictions")
+        return None, info
+    if not paths:
+        return None, info
+    why = (
+        "no branch" if not branch
+        else "no repository" if repo is None and not settings.repository
+        else "no `github-token`" if repo is None and not settings.token
+        else None
+    )
+    if why or not branch:
+        info["notes"].append(f"history unavailable ({why}): cold-start predictions")
+        return None, info
+    if repo is None:
+        repo = _github(settings).get_repo(settings.repository)
+    from laser_ci.github_history import fetch_history
+
+    try:
+        history, notes = fetch_history(repo, paths, branch=branch,
+                                       max_runs=settings.history_runs,
+                                       cache_dir=settings.history_cache, sources=sources)
+    except Exception as exc:  # noqa: BLE001 - history is optional: never fail the run
+        return None, dict(info, notes=[f"history unavailable ({_describe(exc)}): cold-start "
+                                       "predictions"])
+    info["workflows"] = len(history.workflows)
+    info["notes"] = notes
+    if notes:
+        click.echo("laser-ci: " + "; ".join(notes))
+    return history, info
+
+
+def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
+    """The base branch's history keyed by head paths: a renamed workflow keeps its past."""
+    if history is None or not renamed:
+        return history
+    from laser_ci.history import HistoryIndex
+
+    jobs = dict(history.jobs)
+    workflows = dict(history.workflows)
+    for old, new in renamed.items():
+        for (path, name), past in history.jobs.items():
+            if path == old:
+                jobs[(new, name)] = past
+        if old in history.workflows:
+            workflows[new] = history.workflows[old]
+    return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source)
 
 
 def _sizing(settings: Settings) -> Any:

@@ -394,12 +394,110 @@ class TextLinearPredictor:
         )  # fmt: skip
 
 
+# --- history median -----------------------------------------------------------------------
+
+_HISTORY_FIELD = re.compile(r"\b(n|median|p10|p90|latest)=([0-9.eE+-]+)")
+
+
+def parse_history(text: str) -> dict[str, float] | None:
+    """The numbers of a text's ``history:`` line (``n``, ``median``, ``p10``, ``p90``,
+    ``latest``), or None for ``history: none``, no such line, or no readable median."""
+    for line in text.split("\n"):
+        if line.startswith("history:"):
+            fields: dict[str, float] = {}
+            for key, value in _HISTORY_FIELD.findall(line):
+                try:
+                    x = float(value)
+                except ValueError:
+                    continue
+                if math.isfinite(x):
+                    fields[key] = x
+            if "median" not in fields:
+                return None
+            return fields
+        if line.startswith(("runs-on:", "steps:", "jobs:", "raw:")):
+            break  # the block comes right after the header
+    return None
+
+
+class HistoryMedianPredictor:
+    """What CI peers do: predict the median of the earlier runs, read from the text's
+    history block (``median=``: the last 20 runs). The p10-p90 band is the history's own
+    p10/p90, widened by log-space offsets calibrated on the training repositories' warm
+    examples. A text without history (``history: none``) goes to ``fallback``, the
+    cold-start predictor (``tabular`` when shipped)."""
+
+    name = "history-median"
+    FILE = "history_median.json"
+
+    def __init__(self, fallback: Any, offset_lo: float = 0.0, offset_hi: float = 0.0,
+                 fallback_name: str | None = None, info: dict[str, Any] | None = None) -> None:
+        self.fallback = fallback
+        self.fallback_name = fallback_name or getattr(fallback, "name", "median")
+        self.offset_lo, self.offset_hi = offset_lo, offset_hi
+        self.info = dict(info or {})
+
+    @staticmethod
+    def history_log(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(has history, ln median, ln p10, ln p90) of each text (0 where no history)."""
+        n = len(texts)
+        warm = np.zeros(n, dtype=bool)
+        mu, lo, hi = np.zeros(n), np.zeros(n), np.zeros(n)
+        for i, text in enumerate(texts):
+            h = parse_history(text)
+            if h is None:
+                continue
+            warm[i] = True
+            m = h["median"]
+            mu[i] = math.log(max(m, 1.0))
+            lo[i] = math.log(max(min(h.get("p10", m), m), 1.0))
+            hi[i] = math.log(max(h.get("p90", m), m, 1.0))
+        return warm, mu, lo, hi
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        warm, mu, lo, hi = self.history_log(texts)
+        out: list[Runtime | None] = [None] * len(texts)
+        idx = np.flatnonzero(warm)
+        for i, r in zip(idx, _to_runtimes(mu[idx], lo[idx] + self.offset_lo,
+                                          hi[idx] + self.offset_hi), strict=True):
+            out[i] = r
+        cold = [i for i in range(len(texts)) if not warm[i]]
+        if cold:
+            if self.fallback is None:
+                raise ValueError("history-median: a text without history and no fallback")
+            for i, r in zip(cold, self.fallback.predict([texts[i] for i in cold]), strict=True):
+                out[i] = r
+        return out  # type: ignore[return-value]
+
+    def save(self, folder: str | Path) -> None:
+        _write_json(Path(folder) / self.FILE, {
+            "offset_lo": self.offset_lo, "offset_hi": self.offset_hi,
+            "fallback": self.fallback_name, "info": self.info,
+        })
+
+    @classmethod
+    def load(cls, folder: str | Path, loaded: dict[str, Any] | None = None) -> HistoryMedianPredictor:
+        """``loaded``: baselines already loaded from ``folder`` (the fallback is looked up
+        there first, else loaded from the folder)."""
+        folder = Path(folder)
+        d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
+        name = str(d.get("fallback") or "median")
+        fallback = (loaded or {}).get(name)
+        if fallback is None:
+            cls_ = BASELINES.get(name)
+            if cls_ is None or cls_ is cls or not (folder / cls_.FILE).is_file():
+                raise ValueError(f"history-median: fallback {name!r} not in {folder}")
+            fallback = cls_.load(folder)
+        return cls(fallback, float(d["offset_lo"]), float(d["offset_hi"]), name, d.get("info"))
+
+
 # --- loading ------------------------------------------------------------------------------
 
 BASELINES: dict[str, type] = {
     MedianPredictor.name: MedianPredictor,
     TabularPredictor.name: TabularPredictor,
     TextLinearPredictor.name: TextLinearPredictor,
+    HistoryMedianPredictor.name: HistoryMedianPredictor,  # after its fallback
 }
 
 
@@ -409,7 +507,7 @@ def load_baselines(folder: str | Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, cls in BASELINES.items():
         if (folder / cls.FILE).is_file():
-            out[name] = cls.load(folder)
+            out[name] = cls.load(folder, out) if cls is HistoryMedianPredictor else cls.load(folder)
     return out
 
 

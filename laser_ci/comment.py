@@ -12,6 +12,11 @@ The comment starts with :data:`MARKER`, a hidden HTML comment by which the Actio
 own comment again and edits it in place. It is compact: a headline with the totals and the
 biggest changes, everything else folded in ``<details>``. Runner, cost and advice fields are
 assumptions of the sizing model, so they only appear folded under "Assumptions".
+
+Every job row says whether its prediction was **warm** (the job's ``history_runs`` earlier runs
+were part of the model's input: "warm (12 runs)") or **cold** (the workflow file alone); the
+headline counts the warm jobs. Notes about the history (``result["history"]["notes"]``, e.g. a
+token without ``actions: read``) are shown under the headline.
 """
 
 from __future__ import annotations
@@ -209,8 +214,9 @@ def render_pr_comment(
     base_wfs += [d.base for d in changed_diffs if d.base is not None]
     base_totals = Totals.of(base_wfs)
 
-    parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx)]
+    parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
     parts.append(_errors(head, ctx))
+    parts.append(_history_notes(head))
     parts.extend(_workflow_block(d, ctx, compare=True) for d in changed_diffs)
     if unchanged:
         parts.append(_unchanged_block(unchanged, ctx))
@@ -237,8 +243,12 @@ def render_summary(
     )
     if ctx.head_sha:
         head += f" · at `{ctx.head_sha[:7]}`"
+    warm = _warm_line(result)
+    if warm:
+        head += "\n\n" + warm
     parts = [head + "\n"]
     parts.append(_errors(result, ctx))
+    parts.append(_history_notes(result))
     for wf in wfs:
         d = WorkflowDiff(
             str(wf.get("path")),
@@ -273,7 +283,8 @@ def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
 
 
 def _headline_pr(
-    head: Totals, base: Totals, changed: Sequence[WorkflowDiff], ctx: Context
+    head: Totals, base: Totals, changed: Sequence[WorkflowDiff], ctx: Context,
+    result: Mapping[str, Any] | None = None,
 ) -> str:
     lines = ["### ⏱️ laser-ci: predicted CI runtime", ""]
     n = len(changed)
@@ -295,6 +306,10 @@ def _headline_pr(
     elif n:
         lines.append("")
         lines.append("No predicted job runtime changed.")
+    warm = _warm_line(result or {})
+    if warm:
+        lines.append("")
+        lines.append(warm)
     if ctx.head_sha and ctx.base_sha:
         lines.append("")
         lines.append(
@@ -340,11 +355,11 @@ def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool
         stats += f" ({_delta(d.delta('billable_s'))})"
     out = [f"<details{' open' if open_ else ''}><summary>{title}: {stats}</summary>", ""]
     if compare:
-        out.append("| Job | Median | p10–p90 | vs base |")
-        out.append("|---|--:|--:|--:|")
+        out.append("| Job | Median | p10–p90 | vs base | History |")
+        out.append("|---|--:|--:|--:|---|")
     else:
-        out.append("| Job | Median | p10–p90 |")
-        out.append("|---|--:|--:|")
+        out.append("| Job | Median | p10–p90 | History |")
+        out.append("|---|--:|--:|---|")
     flagged = False
     for job in d.jobs:
         j = job.head if job.head is not None else job.base or {}
@@ -353,15 +368,16 @@ def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool
             name += " ⚠️"
             flagged = True
         if job.status == "removed":
-            row = [f"~~{name}~~", "–", "–", f"removed job (was {_dur(_p50(j))})"]
+            row = [f"~~{name}~~", "–", "–", f"removed job (was {_dur(_p50(j))})", "–"]
         else:
             rt = j.get("runtime_s") or {}
             row = [name, _dur(_num(rt.get("p50"))), _band(rt)]
             if compare:
                 row.append("new job" if job.status == "new" else _delta(job.delta_s))
+            row.append(_history_cell(j))
         out.append("| " + " | ".join(row) + " |")
     if not d.jobs:
-        out.append("| *(no jobs)* | | |" + (" |" if compare else ""))
+        out.append("| *(no jobs)* | | | |" + (" |" if compare else ""))
     if flagged:
         out.append("")
         out.append("⚠️ the p90 runtime exceeds the job's `timeout-minutes` (default 360).")
@@ -375,8 +391,8 @@ def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context) -> str:
         f"<details><summary>Unchanged workflows: {_plural(len(diffs), 'workflow')}, "
         f"{_plural(n_jobs, 'job')}</summary>",
         "",
-        "| Workflow | Job | Median | p10–p90 |",
-        "|---|---|--:|--:|",
+        "| Workflow | Job | Median | p10–p90 | History |",
+        "|---|---|--:|--:|---|",
     ]
     for d in diffs:
         wf = d.head or {}
@@ -385,14 +401,15 @@ def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context) -> str:
             f"billable {_dur(_num(wf.get('billable_s')))}"
         )
         if not d.jobs:
-            out.append(f"| {first} | *(no jobs)* | | |")
+            out.append(f"| {first} | *(no jobs)* | | | |")
         for i, job in enumerate(d.jobs):
             rt = (job.head or {}).get("runtime_s") or {}
             name = _job_cell(job, ctx, d.path)
             if job.head is not None and over_timeout(job.head):
                 name += " ⚠️"
             out.append(
-                f"| {first if i == 0 else ''} | {name} | {_dur(_num(rt.get('p50')))} | {_band(rt)} |"
+                f"| {first if i == 0 else ''} | {name} | {_dur(_num(rt.get('p50')))} | {_band(rt)} "
+                f"| {_history_cell(job.head or {})} |"
             )
     out += ["", "</details>", ""]
     return "\n".join(out)
@@ -452,11 +469,56 @@ def _errors(result: Mapping[str, Any], ctx: Context) -> str:
 def _footer(result: Mapping[str, Any]) -> str:
     predictor = result.get("predictor")
     by = f" (predictor `{predictor}`)" if predictor else ""
-    return (
-        f"<sub>Predicted by laser-ci{by} from the "
-        "workflow files alone, before CI runs. Bands are p10–p90 predictions, "
-        "not measurements.</sub>\n"
+    source = (
+        "workflow files and, for warm jobs, their earlier runs"
+        if _warm_count(result)[0]
+        else "workflow files alone"
     )
+    return (
+        f"<sub>Predicted by laser-ci{by} from the {source}, before CI runs. "
+        "Bands are p10–p90 predictions, not measurements.</sub>\n"
+    )
+
+
+def _history_runs(job: Mapping[str, Any]) -> int | None:
+    n = job.get("history_runs")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
+def _history_cell(job: Mapping[str, Any]) -> str:
+    """``warm (12 runs)`` when the prediction saw earlier runs of the job, else ``cold``."""
+    n = _history_runs(job)
+    return "cold" if n is None else f"warm ({_plural(n, 'run')})"
+
+
+def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:
+    """(warm jobs, all jobs) over the workflows of one estimate result."""
+    jobs = [j for wf in result.get("workflows") or () for j in wf.get("jobs") or ()]
+    return sum(1 for j in jobs if _history_runs(j) is not None), len(jobs)
+
+
+def _warm_line(result: Mapping[str, Any]) -> str:
+    warm, n = _warm_count(result)
+    if not n:
+        return ""
+    history = result.get("history")
+    branch = history.get("branch") if isinstance(history, Mapping) else None
+    on = f" on `{_md(str(branch))}`" if branch else ""
+    if warm == 0:
+        return f"History: all {_plural(n, 'job')} **cold** (predicted from the workflow files alone)"
+    return (
+        f"History: **{warm} of {_plural(n, 'job')} warm** (predicted with their earlier "
+        f"runs{on}), {n - warm} cold"
+    )
+
+
+def _history_notes(result: Mapping[str, Any]) -> str:
+    history = result.get("history")
+    notes = history.get("notes") if isinstance(history, Mapping) else None
+    notes = [str(x) for x in notes or () if x]
+    if not notes:
+        return ""
+    return "> [!NOTE]\n" + "\n".join(f"> {n}" if len(notes) == 1 else f"> - {n}" for n in notes) + "\n"
 
 
 def _fit(parts: Sequence[str], limit: int) -> str:

@@ -22,6 +22,13 @@ gzip-compressed (or plain) JSON Lines files:
   reader job instance whose display name equals a collected job name (label: that job's
   ``run_time_s``; ``conclusion``: that job's conclusion when given).
 
+History (:mod:`laser_ci.history_data`): every example also carries its causal history,
+the earlier runs (strictly earlier ``commit_date``) of the same repository, workflow file,
+kind and job display name: ``history`` (None without earlier runs), ``changed`` (the
+workflow file's blob differs from the latest earlier run's) and ``text_warm`` (the text
+serialized with the history block; ``text`` is always the cold-start text, ``history:
+none``). ``load_examples(..., history=False)`` leaves the three fields None.
+
 Splits are by repository, never by row: :func:`split_of` hashes ``owner/name`` with SHA-256
 and sends the repository to ``val`` when the first 8 hex digits, as an integer, mod 100 are
 below 20 (about 20% of repositories; on the shared set 74 of 326 labeled repos, 1,081 of
@@ -40,14 +47,17 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from laser_ci.history import History
 
 VAL_PERCENT = 20
 KINDS = ("job", "workflow")
 SPLITS = ("train", "val", "all")
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -66,10 +76,18 @@ class Example:
     job_name: str | None = None  # the job's display name for kind "job"
     fallback: bool = False  # workflow could not be read: text serializes the raw file
     event: str | None = None
+    history: History | None = None  # earlier runs (laser_ci.history_data); None: none
+    text_warm: str | None = None  # the text with the history block; None: no earlier runs
+    changed: bool | None = None  # workflow file changed since the latest earlier run
 
     @property
     def split(self) -> str:
         return split_of(self.repo)
+
+    @property
+    def prior_text(self) -> str:
+        """The input with history when there is any (``text_warm``), else ``text``."""
+        return self.text_warm if self.text_warm is not None else self.text
 
 
 # --- splits ------------------------------------------------------------------------------
@@ -179,11 +197,14 @@ def examples_from_run(
     files: dict[str, str],
     kinds: Sequence[str] = KINDS,
     read_cache: dict[Any, list[Any]] | None = None,
+    renderers: list[Any] | None = None,
 ) -> list[Example]:
     """The examples one run gives (none when ``run_time_s <= 0``). ``read_cache`` shares
-    reader results between runs with the same files (keyed by path and blob ids)."""
+    reader results between runs with the same files (keyed by path and blob ids). With
+    ``renderers``, one function per example is appended to it: ``history -> text``, the
+    example's job or workflow serialized again with that history block."""
     from laser_ci.parse import read_workflows
-    from laser_ci.serialize import serialize_job, serialize_workflow
+    from laser_ci.serialize import serialize_job, serialize_raw, serialize_workflow
     from laser_ci.workflow import RepoProfile
 
     runtime = _runtime(run.get("run_time_s"))
@@ -211,14 +232,22 @@ def examples_from_run(
             read_cache[key] = workflows
     wf = next((w for w in workflows if w.path == path), workflows[0] if workflows else None)
     out: list[Example] = []
+
+    def render(fn: Any) -> None:
+        if renderers is not None:
+            renderers.append(fn)
+
     if wf is None or not wf.jobs:
         if "workflow" in kinds:
-            text = fallback_text(path, files.get(path), profile)
+            raw = files.get(path)
+            text = fallback_text(path, raw, profile)
             out.append(Example(text=text, runtime_s=runtime, kind="workflow", fallback=True, **base))
+            render(lambda h: serialize_raw(path, raw or "", profile, history=h))
         return out
     if "workflow" in kinds:
         text = serialize_workflow(wf, profile)
         out.append(Example(text=text, runtime_s=runtime, kind="workflow", **base))
+        render(lambda h: serialize_workflow(wf, profile, history=h))
     if "job" in kinds:
         collected = [j for j in run.get("jobs") or [] if isinstance(j, dict)]
         if collected:
@@ -243,6 +272,7 @@ def examples_from_run(
                         **jb,
                     )
                 )
+                render(lambda h, job=job: serialize_job(job, wf, profile, history=h))
         elif len(wf.jobs) == 1:
             job = wf.jobs[0]
             out.append(
@@ -254,6 +284,7 @@ def examples_from_run(
                     **base,
                 )
             )
+            render(lambda h: serialize_job(job, wf, profile, history=h))
     return out
 
 
@@ -317,28 +348,40 @@ def load_examples(
     kinds: Sequence[str] = KINDS,
     split: str = "all",
     cache: bool = True,
+    history: bool = True,
 ) -> list[Example]:
-    """Every example of the folder (see the module doc), in run order, optionally one split."""
+    """Every example of the folder (see the module doc), in run order, optionally one split.
+
+    ``history``: fill ``history``, ``changed`` and ``text_warm`` from the earlier runs in
+    the same folder (:func:`laser_ci.history_data.attach_history`); False leaves them None
+    (and, without the cache, skips the work)."""
     for k in kinds:
         if k not in KINDS:
             raise ValueError(f"unknown kind {k!r}; expected {KINDS}")
     d = Path(data_dir)
     examples: list[Example] | None = None
-    # the cache holds every kind; the requested kinds are picked below
+    # the cache holds every kind, with history; the requested kinds are picked below
     cache_path = _cache_dir() / f"examples-{_cache_key(d, KINDS)}.jsonl.gz" if cache else None
     if cache_path is not None and cache_path.is_file():
         try:
-            examples = [Example(**row) for row in _iter_jsonl(cache_path)]
-        except (OSError, ValueError, TypeError):
+            examples = [_from_row(row) for row in _iter_jsonl(cache_path)]
+        except (OSError, ValueError, TypeError, KeyError):
             examples = None
     if examples is None:
         runs = load_runs(d)
         needed = {b for r in runs for b in (r.get("files") or {}).values()}
         blobs = load_blobs(d, needed)
         examples = []
+        renderers: list[Any] = []
         read_cache: dict[Any, list[Any]] = {}
         for run in runs:
-            examples.extend(examples_from_run(run, run_files(run, blobs), KINDS, read_cache))
+            examples.extend(
+                examples_from_run(run, run_files(run, blobs), KINDS, read_cache, renderers)
+            )
+        if history or cache_path is not None:
+            from laser_ci.history_data import attach_history
+
+            examples = attach_history(examples, workflow_blobs(runs), renderers)
         if cache_path is not None:
             try:
                 cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -350,7 +393,28 @@ def load_examples(
                 _prune_cache(cache_path.parent)
             except OSError:
                 pass
-    return [e for e in filter_split(examples, split) if e.kind in kinds]
+    out = [e for e in filter_split(examples, split) if e.kind in kinds]
+    if not history:
+        out = [replace(e, history=None, text_warm=None, changed=None)
+               if e.history is not None else e for e in out]
+    return out
+
+
+def workflow_blobs(runs: Iterable[dict[str, Any]]) -> dict[str, str | None]:
+    """Run id -> blob id of the run's workflow file (None when not recorded)."""
+    return {str(r.get("id") or ""): (r.get("files") or {}).get(str(r.get("workflow_path") or ""))
+            for r in runs}
+
+
+def _from_row(row: dict[str, Any]) -> Example:
+    from laser_ci.history import History
+
+    h = row.get("history")
+    if h is not None:
+        diff = h.get("diff")
+        row = dict(row, history=History(tuple(h["runtimes"]),
+                                        None if diff is None else tuple(diff)))
+    return Example(**row)
 
 
 def summarize(examples: Sequence[Example]) -> dict[str, int]:

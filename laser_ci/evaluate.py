@@ -4,6 +4,36 @@ The folder is in the ``gha-runs`` format (see :mod:`laser_ci.data`). By default 
 per run (``--kind workflow``: the whole workflow's text against ``run_time_s``) on the
 ``val`` repositories; ``--kind job`` scores the per-job examples instead, ``--kind all``
 both. Metrics (:mod:`laser_ci.metrics`) are given on all examples and on ``success`` ones.
+
+History regimes (``--history``, see :mod:`laser_ci.history_data`):
+
+- ``none`` (default): every text is the cold-start text (``history: none``), as for a
+  repository seen for the first time. The report is the one below, with ``"history":
+  "none"``.
+- ``prior``: each run's history is built from the earlier runs (strictly earlier commit
+  date) of the same repository and workflow in the same folder, so the texts of runs with
+  earlier runs carry the history block; the others keep the cold text. The same examples
+  are also scored in the ``none`` regime, and both regimes on named subsets:
+
+  - ``warm``: examples with at least one earlier run;
+  - ``warm-changed``: those whose workflow file changed since the previous run (part of
+    ``warm``);
+  - ``cold``: examples without earlier runs (same text in both regimes).
+
+JSON (``--format json``)::
+
+    {"split", "kind", "history": "none" | "prior", "n", "n_success", "runs", "repos",
+     "fallback",
+     "subsets": {"warm": {"n", "n_success"}, "warm-changed": {...}, "cold": {...}},  # prior
+     "predictors": {name: {"all": metrics, "success": metrics, "seconds",
+                           # prior only: the regime's subsets, and the none regime
+                           "subsets": {"warm": {"all", "success"}, "warm-changed": {...},
+                                       "cold": {...}},
+                           "regimes": {"none": {"all", "success", "subsets"}}}}}
+
+``all``/``success`` (and ``subsets``) at the top of a predictor's entry are always the
+requested regime; ``metrics`` is ``{"n", "log_mae", "mae_min", "spearman", "within_2x",
+"coverage"}``.
 """
 
 from __future__ import annotations
@@ -18,6 +48,7 @@ import click
 
 from laser_ci import metrics
 from laser_ci.data import KINDS, Example, load_examples, summarize
+from laser_ci.history_data import REGIMES, SUBSETS, example_text, in_subset
 from laser_ci.predict import Predictor, Runtime
 
 COLUMNS = (
@@ -28,16 +59,30 @@ COLUMNS = (
     ("within_2x", "within 2x"),
     ("coverage", "p10-p90 cov"),
 )
+SUBSET_TITLES = {
+    "all": "all examples",
+    "warm": "examples with earlier runs",
+    "warm-changed": "examples with earlier runs whose workflow file changed since the "
+                    "previous run",
+    "cold": "examples without earlier runs",
+}
 
 
-def predict_all(predictor: Predictor, examples: Sequence[Example]) -> list[Runtime]:
-    """Predictions for every example, de-duplicating identical texts."""
-    unique = list(dict.fromkeys(e.text for e in examples))
+def predict_texts(predictor: Predictor, texts: Sequence[str]) -> list[Runtime]:
+    """Predictions for ``texts``, de-duplicating identical texts."""
+    unique = list(dict.fromkeys(texts))
     preds = predictor.predict(unique)
     if len(preds) != len(unique):
         raise ValueError(f"{predictor.name}: {len(preds)} predictions for {len(unique)} texts")
     by_text = dict(zip(unique, preds, strict=True))
-    return [by_text[e.text] for e in examples]
+    return [by_text[t] for t in texts]
+
+
+def predict_all(predictor: Predictor, examples: Sequence[Example],
+                history: str = "none") -> list[Runtime]:
+    """Predictions for every example in a history regime (``none``: the cold ``text``;
+    ``prior``: ``text_warm`` where the example has earlier runs)."""
+    return predict_texts(predictor, [example_text(e, history) for e in examples])
 
 
 def score(
@@ -54,26 +99,54 @@ def score(
     return out
 
 
+def score_subsets(
+    predictions: Sequence[Runtime], examples: Sequence[Example]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{subset: {"all", "success"}}`` for the ``warm``, ``warm-changed`` and ``cold``
+    subsets (see the module doc)."""
+    out = {}
+    for subset in SUBSETS:
+        idx = [i for i, e in enumerate(examples) if in_subset(e, subset)]
+        out[subset] = score([predictions[i] for i in idx], [examples[i] for i in idx])
+    return out
+
+
 def evaluate(
-    predictors: Mapping[str, Predictor], examples: Sequence[Example]
+    predictors: Mapping[str, Predictor], examples: Sequence[Example], history: str = "none"
 ) -> tuple[dict[str, Any], dict[str, list[Runtime]]]:
-    """The report (the ``--format json`` object) and each predictor's predictions."""
+    """The report (the ``--format json`` object, less split and kind) and each
+    predictor's predictions in the requested regime."""
+    if history not in REGIMES:
+        raise ValueError(f"unknown history regime {history!r}; expected one of {REGIMES}")
     counts = summarize(examples)
     report: dict[str, Any] = {
+        "history": history,
         "n": len(examples),
         "n_success": counts["success"],
         "runs": counts["runs"],
         "repos": counts["repos"],
         "fallback": counts["fallback"],
-        "predictors": {},
     }
+    if history == "prior":
+        report["subsets"] = {}
+        for subset in SUBSETS:
+            members = [e for e in examples if in_subset(e, subset)]
+            report["subsets"][subset] = {
+                "n": len(members), "n_success": sum(e.conclusion == "success" for e in members)}
+    report["predictors"] = {}
     all_preds: dict[str, list[Runtime]] = {}
     for name, predictor in predictors.items():
         t0 = time.perf_counter()
-        preds = predict_all(predictor, examples)
+        preds = predict_all(predictor, examples, history)
         all_preds[name] = preds
-        report["predictors"][name] = score(preds, examples)
-        report["predictors"][name]["seconds"] = round(time.perf_counter() - t0, 2)
+        res: dict[str, Any] = score(preds, examples)
+        if history == "prior":
+            res["subsets"] = score_subsets(preds, examples)
+            cold = predict_all(predictor, examples, "none")
+            res["regimes"] = {"none": {**score(cold, examples),
+                                       "subsets": score_subsets(cold, examples)}}
+        res["seconds"] = round(time.perf_counter() - t0, 2)
+        report["predictors"][name] = res
     return report, all_preds
 
 
@@ -89,40 +162,69 @@ def _fmt(key: str, value: Any) -> str:
     return f"{value:.3f}"
 
 
-def rows(report: Mapping[str, Any]) -> list[list[str]]:
+def rows(report: Mapping[str, Any], subset: str = "all",
+         regimes: Sequence[str] | None = None) -> list[list[str]]:
+    """Table rows ``[predictor, (history,) runs, metrics...]`` of one subset; with
+    ``regimes``, one row pair per regime and a history column."""
     out = []
     for name, res in report["predictors"].items():
-        for subset in ("all", "success"):
-            m = res[subset]
-            out.append([name, subset] + [_fmt(k, m.get(k)) for k, _ in COLUMNS])
+        for regime in regimes or (None,):
+            block = res if regime in (None, report.get("history")) else res["regimes"][regime]
+            if subset != "all":
+                block = block["subsets"][subset]
+            for runs in ("all", "success"):
+                m = block[runs]
+                head = [name] if regime is None else [name, regime]
+                out.append(head + [runs] + [_fmt(k, m.get(k)) for k, _ in COLUMNS])
     return out
 
 
-def render_table(report: Mapping[str, Any], markdown: bool = False) -> str:
-    header = ["predictor", "runs"] + [title for _, title in COLUMNS]
-    body = rows(report)
+def _table(header: list[str], body: list[list[str]], n_text: int, markdown: bool) -> list[str]:
     if markdown:
         lines = ["| " + " | ".join(header) + " |",
-                 "|" + "|".join(["---", "---"] + ["---:"] * len(COLUMNS)) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-    else:
-        widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+                 "|" + "|".join(["---"] * n_text + ["---:"] * (len(header) - n_text)) + "|"]
+        return lines + ["| " + " | ".join(r) + " |" for r in body]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
-        def line(r: list[str]) -> str:
-            return "  ".join(
-                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            )
+    def line(r: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i < n_text else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(r, widths, strict=True)))
 
-        lines = [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in body]
-    return "\n".join(lines) + "\n"
+    return [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in body]
+
+
+def render_table(report: Mapping[str, Any], markdown: bool = False) -> str:
+    """The metrics table; with ``history: prior`` one table per subset (``all``, ``warm``,
+    ``warm-changed``, ``cold``), each predictor in both regimes (``cold``: one regime)."""
+    metric_titles = [title for _, title in COLUMNS]
+    if report.get("history", "none") != "prior":
+        header = ["predictor", "runs"] + metric_titles
+        return "\n".join(_table(header, rows(report), 2, markdown)) + "\n"
+    header = ["predictor", "history", "runs"] + metric_titles
+    blocks = []
+    for subset in ("all", *SUBSETS):
+        regimes = ("prior",) if subset == "cold" else ("prior", "none")
+        n = report["n"] if subset == "all" else report["subsets"][subset]["n"]
+        title = f"{subset}: {n} {SUBSET_TITLES[subset]}"
+        title = f"**{title}**\n" if markdown else title
+        blocks.append("\n".join([title, *_table(header, rows(report, subset, regimes), 3,
+                                                markdown)]))
+    return "\n\n".join(blocks) + "\n"
 
 
 def describe(report: Mapping[str, Any]) -> str:
-    return (
-        f"split={report.get('split')} kind={report.get('kind')}: {report['n']} examples "
-        f"({report['n_success']} success) from {report['runs']} runs in {report['repos']} "
-        f"repos; {report['fallback']} fallback texts (unreadable workflow file)"
+    history = report.get("history", "none")
+    text = (
+        f"split={report.get('split')} kind={report.get('kind')} history={history}: "
+        f"{report['n']} examples ({report['n_success']} success) from {report['runs']} runs "
+        f"in {report['repos']} repos; {report['fallback']} fallback texts (unreadable "
+        f"workflow file)"
     )
+    if history == "prior":
+        sub = report["subsets"]
+        text += (f"; {sub['warm']['n']} with earlier runs ({sub['warm-changed']['n']} of them "
+                 f"after a workflow file change), {sub['cold']['n']} without")
+    return text
 
 
 def plot(
@@ -191,6 +293,12 @@ def plot(
               help="Model folder (default: the shipped model/).")
 @click.option("--predictor", "only", multiple=True,
               help="Only these predictors (repeatable; default: all available).")
+@click.option(
+    "--history", type=click.Choice(list(REGIMES)), default="none", show_default=True,
+    help="none: cold-start texts only; prior: each run also sees its earlier runs in "
+         "DATA_DIR (causal), scored in both regimes and on the warm, warm-changed and cold "
+         "subsets.",
+)
 @click.option("--no-cache", is_flag=True, help="Re-parse the data instead of using the cache.")
 def eval_command(
     data_dir: str,
@@ -200,6 +308,7 @@ def eval_command(
     plot_path: str | None,
     model_dir: str | None,
     only: tuple[str, ...],
+    history: str,
     no_cache: bool,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
@@ -219,10 +328,11 @@ def eval_command(
             "no predictors found; train them with `python benchmarks/baselines.py`"
         )
     kinds = KINDS if kind == "all" else (kind,)
-    examples = load_examples(data_dir, kinds=kinds, split=split, cache=not no_cache)
+    examples = load_examples(data_dir, kinds=kinds, split=split, cache=not no_cache,
+                             history=history == "prior")
     if not examples:
         raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
-    report, preds = evaluate(predictors, examples)
+    report, preds = evaluate(predictors, examples, history)
     report = {"split": split, "kind": kind, **report}
     if fmt == "json":
         click.echo(json.dumps(_finite(report), indent=2, allow_nan=False))
@@ -230,7 +340,8 @@ def eval_command(
         click.echo(describe(report) if fmt == "table" else f"_{describe(report)}_\n")
         click.echo(render_table(report, markdown=fmt == "markdown"), nl=False)
     if plot_path:
-        plot(plot_path, examples, preds, title=f"laser-ci eval: split={split}, kind={kind}")
+        plot(plot_path, examples, preds,
+             title=f"laser-ci eval: split={split}, kind={kind}, history={history}")
         click.echo(f"wrote {plot_path}", err=True)
 
 

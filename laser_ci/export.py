@@ -302,6 +302,30 @@ def quantize_int8(
 # ---- 4. the artifact -----------------------------------------------------------------------
 
 
+SHIPPED_FILES = (MODEL_FILE, TOKENIZER_FILE, "weights.safetensors", "hf_config.json")
+
+
+def copy_artifact(src: str | Path, dst: str | Path,
+                  files: Sequence[str] = SHIPPED_FILES) -> dict[str, Any]:
+    """Copy a model folder's ``files`` (checked against their sha256) and a ``laser.json``
+    that lists only them: what goes into the repository's ``model/lm``."""
+    src, dst = Path(src), Path(dst)
+    config = json.loads((src / CONFIG_NAME).read_text())
+    dst.mkdir(parents=True, exist_ok=True)
+    kept = {}
+    for name in files:
+        digest = config["files"].get(name)
+        if digest is None:
+            continue
+        if sha256_file(src / name) != digest:
+            raise ValueError(f"{src / name}: sha256 does not match {CONFIG_NAME}")
+        shutil.copyfile(src / name, dst / name)
+        kept[name] = digest
+    config["files"] = kept
+    (dst / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
+    return config
+
+
 def export_model(
     model: Any,
     tokenizer: Any,

@@ -211,6 +211,9 @@ def extract(text: str) -> dict[str, float]:
             state = value.split(" ", 1)[0]
             f[f"history_config_{state}"] = 1
             in_diff = state == "changed"
+            counts = re.findall(r"([+-])(\d+)", value)
+            for sign, count in counts:
+                f["history_diff_added" if sign == "+" else "history_diff_removed"] = float(count)
         elif key == "raw":
             f["raw"] = 1
             in_raw = True
@@ -266,6 +269,8 @@ def _history_features(f: dict[str, float], value: str) -> None:
             f[f"history_{k}_log"] = math.log(max(x, 1.0))
     if "history_p10_log" in f and "history_p90_log" in f:
         f["history_spread_log"] = f["history_p90_log"] - f["history_p10_log"]
+    if "history_latest_log" in f and "history_median_log" in f:
+        f["history_latest_rel"] = f["history_latest_log"] - f["history_median_log"]
 
 
 def _script_line(job: _Job, line: str) -> None:

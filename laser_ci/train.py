@@ -349,18 +349,18 @@ def evaluate_loss(model: Any, items: Sequence[Item], pad_id: int, batch_size: in
         for s in range(0, len(order), batch_size):
             chunk = [items[i] for i in order[s : s + batch_size]]
             b = {k: v.to(device) for k, v in _collate(chunk, pad_id).items()}
-            hidden = model.model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).last_hidden_state
-            for r, it in enumerate(chunk):
-                lab = torch.tensor(it.labels[1:], device=device)
-                sel = lab != IGNORE
-                logits = model.lm_head(hidden[r, : len(it.ids) - 1][sel]).float()
-                ce = F.cross_entropy(logits, lab[sel], reduction="none")
-                out_.append(float(ce.mean()))
-                # generated-token positions p predict ids[p] from hidden[p - 1]
-                gen = torch.tensor([p - 1 for p in it.number_positions], device=device)
-                lg = model.lm_head(hidden[r, gen]).float()
-                tgt = torch.tensor([it.ids[p] for p in it.number_positions], device=device)
-                num.append(float(F.cross_entropy(lg, tgt, reduction="mean")))
+            hidden = model.model(input_ids=b["input_ids"],
+                                 attention_mask=b["attention_mask"]).last_hidden_state
+            target = b["labels"][:, 1:]
+            sel = target != IGNORE
+            number = torch.zeros_like(sel)
+            for r, it in enumerate(chunk):  # position p is predicted from hidden[p - 1]
+                number[r, [p - 1 for p in it.number_positions]] = True
+            logits = model.lm_head(hidden[:, :-1][sel]).float()
+            ce = torch.zeros(sel.shape, device=hidden.device)
+            ce[sel] = F.cross_entropy(logits, target[sel], reduction="none")
+            out_.extend((ce.sum(1) / sel.sum(1).clamp(min=1)).tolist())
+            num.extend(((ce * number).sum(1) / number.sum(1).clamp(min=1)).tolist())
     model.train()
     return {"number_loss": float(np.mean(num)) if num else float("nan"),
             "output_loss": float(np.mean(out_)) if out_ else float("nan")}
@@ -730,6 +730,9 @@ def _common(f: Any) -> Any:
         click.option("--epochs", type=int, default=None, help="Fine-tuning epochs."),
         click.option("--batch-size", type=int, default=None),
         click.option("--lr", type=float, default=None, help="Fine-tuning learning rate."),
+        click.option("--weight-decay", type=float, default=None),
+        click.option("--patience", type=int, default=None,
+                     help="Epochs without a better validation loss before stopping."),
         click.option("--threads", type=int, default=1, show_default=True,
                      help="torch CPU threads."),
         click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",

@@ -167,17 +167,28 @@ HEAD_TREE = {
 }
 
 
+_MEDIAN = re.compile(r"^history: n=\d+ median=(\S+)", re.MULTILINE)
+
+
 class LengthPredictor:
-    """Deterministic: longer job text, longer runtime (p10 = p50 / 2, p90 = 2 p50)."""
+    """Deterministic: p50 is the history block's median when there is one (warm), else the
+    longer the job text, the longer the runtime (cold); p10 = p50 / 2, p90 = 2 p50."""
 
     name = "length-test"
 
     def __init__(self) -> None:
         self.calls = 0
+        self.texts: list[str] = []
 
     def predict(self, texts: Sequence[str]) -> list[Runtime]:
         self.calls += 1
-        return [Runtime(0.5 * (30 + len(t)), 30.0 + len(t), 2 * (30 + len(t))) for t in texts]
+        self.texts += texts
+        out = []
+        for t in texts:
+            m = _MEDIAN.search(t)
+            p50 = float(m.group(1)) if m else 30.0 + len(t)
+            out.append(Runtime(0.5 * p50, p50, 2 * p50))
+        return out
 
 
 @pytest.fixture
@@ -281,7 +292,7 @@ def test_pr_creates_the_comment_then_edits_it(tmp_path, github, monkeypatch):
     assert "(removed workflow)" in body and "(new workflow)" in body
     assert "Unchanged workflows: 1 workflow, 1 job" in body
     lint_row = next(line for line in body.splitlines() if line.startswith("| [lint]"))
-    assert lint_row.endswith("|") and "+" in lint_row.split("|")[-2]  # longer composite
+    assert lint_row.endswith("| cold |") and "+" in lint_row.split("|")[-3]  # longer composite
 
     # the job summary is the same report, and the outputs are numbers
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
@@ -391,12 +402,157 @@ def test_pr_renamed_workflow_is_compared_with_its_old_path(tmp_path, monkeypatch
         files = [{"filename": WF + "ci.yml", "previous_filename": WF + "old.yml",
                   "status": "renamed", "additions": 0, "deletions": 0, "changes": 0}]
         gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=BASE_SHA, files=files)
+        gh.add_run(REPO, workflow_path=WF + "old.yml", head_sha=BASE_SHA,
+                   created_at="2024-05-01T10:00:00Z", jobs=[_job("build", 1, 90)])
         assert _invoke(_env(tmp_path, gh), monkeypatch).exit_code == 0
         body = gh.comments(REPO, NUMBER)[0]["body"]
     assert "**1 of 1 workflow changed**" in body
     assert "new job" not in body and "removed" not in body
     result = json.loads(Path(_outputs(tmp_path)["json"]).read_text())
     assert result["pull_request"]["renamed"] == {WF + "old.yml": WF + "ci.yml"}
+    # the history of the old path carries over to the new one, at the head and the base
+    for res in (result, result["pull_request"]["base"]):
+        (wf,) = res["workflows"]
+        assert {j["name"]: j["history_runs"] for j in wf["jobs"]}["build"] == 1
+
+
+# --- history ------------------------------------------------------------------------------
+
+
+def _job(name: str, day: int, seconds: int | None, **fields) -> dict:
+    """A job of a run on 2024-05-<day> that took ``seconds`` (None: it never started)."""
+    if seconds is None:
+        return {"name": name, "started_at": None, "completed_at": None, **fields}
+    return {"name": name, "started_at": f"2024-05-{day:02d}T10:00:00Z",
+            "completed_at": f"2024-05-{day:02d}T10:{seconds // 60:02d}:{seconds % 60:02d}Z",
+            **fields}
+
+
+def _add_history(gh: FakeGitHub) -> None:
+    """Three completed runs of ci.yml and two of docs.yml on main, at the base commit, and
+    runs that must not count (another branch, still running)."""
+    for day, (test_s, build_s) in enumerate([(300, 170), (320, 200), (340, 180)], start=1):
+        gh.add_run(REPO, workflow_path=WF + "ci.yml", head_sha=BASE_SHA,
+                   created_at=f"2024-05-{day:02d}T10:00:00Z",
+                   jobs=[_job("lint", day, 60), _job("test (3.12)", day, test_s),
+                         _job("build", day, build_s),
+                         _job("test (3.11)", day, None, conclusion="skipped")])
+    for day, seconds in ((1, 60), (2, 80)):
+        gh.add_run(REPO, workflow_path=WF + "docs.yml", head_sha=BASE_SHA,
+                   created_at=f"2024-05-{day:02d}T11:00:00Z",
+                   jobs=[_job("build docs", day, seconds)])
+    gh.add_run(REPO, workflow_path=WF + "ci.yml", head_sha=HEAD_SHA, head_branch="feature",
+               created_at="2024-05-04T10:00:00Z", jobs=[_job("build", 4, 3599)])
+    gh.add_run(REPO, workflow_path=WF + "ci.yml", head_sha=BASE_SHA, status="in_progress",
+               created_at="2024-05-05T10:00:00Z")
+
+
+def _row(body: str, job: str) -> list[str]:
+    line = next(x for x in body.splitlines() if x.startswith(f"| [{job}]"))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_pr_history_makes_warm_predictions(tmp_path, github, monkeypatch):
+    _add_history(github)
+    predictor = LengthPredictor()
+    result = _invoke(_env(tmp_path, github), monkeypatch, predictor)
+    assert result.exit_code == 0, result.output
+
+    # runs of each workflow on the base branch, completed only, newest first, 20 at most
+    listed = github.requests_to(r"/actions/workflows/[^/]+/runs$")
+    assert {r.path.rsplit("/", 2)[-2] for r in listed} == {"ci.yml", "docs.yml", "lint.yml",
+                                                          "deploy.yml"}  # not release.yml
+    assert all(r.query == {"branch": "main", "status": "completed", "per_page": "20", "page": "1"}
+               for r in listed)
+    assert len(github.requests_to(r"/actions/runs/\d+/jobs$")) == 5
+    # the newest run is at the base commit, which the Action read already: no extra reads
+    assert len(github.requests_to(r"/git/trees/")) == 2
+
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    build, test312, test313 = _row(body, "build"), _row(body, "test (3.12)"), _row(body, "test (3.13)")
+    assert build[1] == "3m 00s" and build[-1] == "warm (3 runs)"  # the median of 170/200/180
+    assert test312[1] == "5m 20s" and test312[-1] == "warm (3 runs)"
+    assert test313[-1] == "cold" and _row(body, "e2e")[-1] == "cold"
+    assert "| warm (2 runs) |" in body  # build docs, in the unchanged workflows
+    assert "History: **3 of 7 jobs warm** (predicted with their earlier runs on `main`), 4 cold" \
+        in body
+    assert "earlier runs, before CI runs" in body
+    # lint.yml and deploy.yml never ran on main
+    assert "> no completed runs on `main` for `deploy.yml`, `lint.yml`" in body
+
+    data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    jobs = {j["name"]: j for w in data["workflows"] for j in w["jobs"]}
+    assert {n: j["history_runs"] for n, j in jobs.items()} == {
+        "test (3.12)": 3, "test (3.13)": None, "build": 3, "e2e": None, "build docs": 2,
+        "lint": None, "publish": None,
+    }
+    assert jobs["build"]["runtime_s"]["p50"] == 180.0
+    base_jobs = {(w["path"], j["name"]): j["history_runs"]
+                 for w in data["pull_request"]["base"]["workflows"] for j in w["jobs"]}
+    assert base_jobs[(WF + "ci.yml", "lint")] == 3  # the base estimate is warm too
+    assert base_jobs[(WF + "ci.yml", "test (3.11)")] is None  # always skipped: no runtime
+    assert base_jobs[(WF + "lint.yml", "lint")] is None
+    assert data["history"]["branch"] == "main" and data["history"]["workflows"] == 2
+
+    # the configuration each job last ran (the base commit) against the one predicted
+    head_build = next(t for t in predictor.texts if "job: build\n" in t and "e2e" not in t)
+    assert "history-config: unchanged" in head_build
+    assert any("job: test (3.12)" in t and "history-config: changed" in t for t in predictor.texts)
+
+    # the next run reads the cache: runs are listed again, the jobs of known runs are not
+    github.clear_requests()
+    again = _invoke(_env(tmp_path, github), monkeypatch)
+    assert again.exit_code == 0
+    assert len(github.requests_to(r"/actions/workflows/[^/]+/runs$")) == 4
+    assert github.requests_to(r"/actions/runs/\d+/jobs$") == []
+    assert github.comments(REPO, NUMBER)[0]["body"] == body
+
+    new = github.add_run(REPO, workflow_path=WF + "ci.yml", head_sha=BASE_SHA,
+                         created_at="2024-05-06T10:00:00Z", jobs=[_job("build", 6, 600)])
+    github.clear_requests()
+    assert _invoke(_env(tmp_path, github), monkeypatch).exit_code == 0
+    assert [r.path for r in github.requests_to(r"/actions/runs/\d+/jobs$")] == [
+        f"/repos/{REPO}/actions/runs/{new['id']}/jobs"
+    ]
+    assert _row(github.comments(REPO, NUMBER)[0]["body"], "build")[-1] == "warm (4 runs)"
+
+
+def test_pr_token_without_actions_read_is_cold_with_a_note(tmp_path, github, monkeypatch):
+    _add_history(github)
+    fault = github.inject_forbidden(r"^/repos/[^/]+/[^/]+/actions/", method="GET", times=None)
+    result = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+
+    assert result.exit_code == 0, result.output  # never a failure, even with fail-on-error
+    assert fault.hits == 1  # one 403 is enough: no call for the other workflows
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    note = "> [!NOTE]\n> history unavailable (the token lacks `actions: read`): cold-start predictions"
+    assert note in body
+    assert "History: all 7 jobs **cold**" in body and "warm (" not in body
+    assert "from the workflow files alone" in body
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert note in summary
+    data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    assert all(j["history_runs"] is None for w in data["workflows"] for j in w["jobs"])
+    assert data["history"]["notes"] == [
+        "history unavailable (the token lacks `actions: read`): cold-start predictions"
+    ]
+
+
+def test_pr_history_runs_zero_disables_history(tmp_path, github, monkeypatch):
+    _add_history(github)
+    result = _invoke(_env(tmp_path, github, LASER_CI_HISTORY_RUNS="0"), monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert github.requests_to(r"^/repos/[^/]+/[^/]+/actions/") == []
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    assert "history disabled (`history-runs: 0`)" in body and "warm (" not in body
+
+
+def test_pr_history_runs_limits_the_runs_read(tmp_path, github, monkeypatch):
+    _add_history(github)
+    assert _invoke(_env(tmp_path, github, LASER_CI_HISTORY_RUNS="2"), monkeypatch).exit_code == 0
+    assert {r.query["per_page"] for r in github.requests_to(r"/runs$")} == {"2"}
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    assert _row(body, "build")[-1] == "warm (2 runs)" and _row(body, "build")[1] == "3m 10s"
 
 
 # --- other events -------------------------------------------------------------------------
@@ -429,6 +585,7 @@ def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
         return predictor
 
     monkeypatch.setattr(laser_ci.predictors, "load_predictor", fake_load)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     result = CliRunner().invoke(action_command, [], catch_exceptions=False)
@@ -442,6 +599,31 @@ def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
     out = _outputs(tmp_path)
     data = json.loads(Path(out["json"]).read_text(encoding="utf-8"))
     assert "pull_request" not in data and data["predictor"] == "length-test"
+    # no token: no history, said so
+    assert data["history"]["notes"] == [
+        "history unavailable (no `github-token`): cold-start predictions"
+    ]
+    assert "History: all 7 jobs **cold**" in summary
+
+
+def test_push_history_comes_from_the_pushed_branch(tmp_path, github, monkeypatch):
+    _add_history(github)
+    ws = tmp_path / "workspace"
+    for path, text in BASE_TREE.items():
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws / path).write_text(text, encoding="utf-8")
+    event_path = tmp_path / "push.json"
+    event_path.write_text((FIXTURES / "push_event.json").read_text(), encoding="utf-8")
+    env = _env(tmp_path, github, GITHUB_EVENT_NAME="push", GITHUB_EVENT_PATH=str(event_path),
+               GITHUB_SHA=BASE_SHA)  # the event's ref is refs/heads/main
+    monkeypatch.delenv("GITHUB_REF_NAME", raising=False)
+    result = _invoke(env, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert {r.query["branch"] for r in github.requests_to(r"/runs$")} == {"main"}
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "| [build](" in summary and "| 3m 00s | 1m 30s – 6m 00s | warm (3 runs) |" in summary
+    assert "History: **4 of 7 jobs warm** (predicted with their earlier runs on `main`), 3 cold" \
+        in summary
 
 
 def test_push_without_checkout_is_a_warning(tmp_path, monkeypatch):
@@ -484,13 +666,19 @@ def test_settings_are_read_once_from_the_environment(tmp_path):
     assert s.json_path == tmp_path / "laser-ci" / "laser-ci.json"
     assert "ghs_secret" not in repr(s)
     assert s.visibility == "public"  # from the event's repository.private
+    assert s.history_runs == 20 and s.history_cache == tmp_path / "laser-ci-history"
     assert Settings.from_env({"GITHUB_TOKEN": "t"}).token == "t"  # fallback
+    assert Settings.from_env({"LASER_CI_HISTORY_RUNS": " 5 "}).history_runs == 5
+    assert Settings.from_env({"GITHUB_REF_NAME": "release/1.x"}).ref_name == "release/1.x"
     assert Settings.from_env({"GITHUB_EVENT_NAME": "pull_request"}).pull_request is None
 
 
 def test_invalid_input_fails(tmp_path, monkeypatch):
     with pytest.raises(SettingsError, match="comment must be true or false"):
         Settings.from_env({"LASER_CI_COMMENT": "maybe"})
+    for bad in ("-1", "lots", "2.5"):
+        with pytest.raises(SettingsError, match="history-runs must be a whole number"):
+            Settings.from_env({"LASER_CI_HISTORY_RUNS": bad})
     monkeypatch.setenv("LASER_CI_FAIL_ON_ERROR", "sometimes")
     result = CliRunner().invoke(action_command, [])
     assert result.exit_code == 1
@@ -517,12 +705,14 @@ def test_action_yml_is_a_safe_composite_action():
     action = _yaml(ROOT / "action.yml")
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
-        "workflows", "github-token", "comment", "fail-on-error", "model", "python-version"
+        "workflows", "github-token", "comment", "fail-on-error", "model", "python-version",
+        "history-runs",
     }
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["workflows"]["default"] == ".github/workflows"
     assert (action["inputs"]["comment"]["default"], action["inputs"]["fail-on-error"]["default"]) \
         == ("true", "false")
+    assert action["inputs"]["history-runs"]["default"] == "20"
     assert set(action["outputs"]) == {"json", "total-billable-minutes", "critical-path-minutes"}
     for name, out in action["outputs"].items():
         assert out["value"] == "${{ steps.run.outputs." + name + " }}"
@@ -535,9 +725,18 @@ def test_action_yml_is_a_safe_composite_action():
         else:
             assert _pinned(step["uses"]), step["uses"]
     assert {"LASER_CI_WORKFLOWS", "LASER_CI_GITHUB_TOKEN", "LASER_CI_COMMENT",
-            "LASER_CI_FAIL_ON_ERROR", "LASER_CI_MODEL"} <= env_names
+            "LASER_CI_FAIL_ON_ERROR", "LASER_CI_MODEL", "LASER_CI_HISTORY_RUNS"} <= env_names
     cache = next(s for s in action["runs"]["steps"] if s.get("id") == "cache")
     assert f"laser-ci-venv-{laser_ci.__version__}-" in cache["with"]["key"]
+    # the run history cache: where Settings.history_cache points, a new entry per run
+    steps = action["runs"]["steps"]
+    history = next(s for s in steps if s.get("id") == "history-cache")
+    assert steps.index(history) < steps.index(next(s for s in steps if s.get("id") == "run"))
+    assert history["uses"].startswith("actions/cache@") and _pinned(history["uses"])
+    assert history["with"]["path"] == "${{ runner.temp }}/laser-ci-history"
+    assert history["with"]["key"] == "laser-ci-history-${{ github.repository }}-${{ github.run_id }}"
+    assert history["with"]["restore-keys"] == "laser-ci-history-${{ github.repository }}-"
+    assert Settings.from_env({"RUNNER_TEMP": "/rt"}).history_cache == Path("/rt/laser-ci-history")
 
 
 def test_repository_workflows_are_pinned_and_least_privilege():
@@ -548,7 +747,7 @@ def test_repository_workflows_are_pinned_and_least_privilege():
     assert set(dog["on"]) == {"pull_request"}
     assert ci["permissions"] == {} and dog["permissions"] == {}
     (job,) = dog["jobs"].values()
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "actions": "read"}
     assert any(s.get("uses") == "./" for s in job["steps"])
     for wf in (ci, dog):
         for j in wf["jobs"].values():

@@ -40,6 +40,22 @@ def head() -> dict:
     return _load("pr_head.json")
 
 
+WARM = {"test (3.12)": 12, "build": 20, "build docs": 1}  # earlier runs each prediction saw
+HISTORY_NOTE = "no completed runs on `main` for `lint.yml`: cold-start predictions for their jobs"
+
+
+def _with_history(result: dict) -> dict:
+    """The result as the Action records it with history: ``history_runs`` on every job
+    (None: cold start) and the history block with its notes."""
+    result = copy.deepcopy(result)
+    for wf in result["workflows"]:
+        for job in wf["jobs"]:
+            job["history_runs"] = WARM.get(job["name"])
+    result["history"] = {"branch": "main", "max_runs": 20, "workflows": 2,
+                         "notes": [HISTORY_NOTE]}
+    return result
+
+
 @pytest.fixture
 def base() -> dict:
     return _load("pr_base.json")
@@ -53,11 +69,39 @@ def _snapshot(name: str, text: str) -> None:
 
 
 def test_pr_comment_snapshot(head: dict, base: dict) -> None:
-    _snapshot("pr_comment.md", render_pr_comment(head, base, CHANGED, context=CTX))
+    text = render_pr_comment(_with_history(head), _with_history(base), CHANGED, context=CTX)
+    _snapshot("pr_comment.md", text)
 
 
 def test_summary_snapshot(head: dict) -> None:
-    _snapshot("push_summary.md", render_summary(head, context=CTX))
+    _snapshot("push_summary.md", render_summary(_with_history(head), context=CTX))
+
+
+def test_warm_and_cold_per_job(head: dict, base: dict) -> None:
+    text = render_pr_comment(_with_history(head), base, CHANGED, context=CTX)
+
+    def row(start: str) -> str:
+        return next(line for line in text.splitlines() if line.startswith(start))
+
+    assert row("| [test (3.12)]").endswith("| +3m 10s | warm (12 runs) |")
+    assert row("| [build]").endswith("| no change | warm (20 runs) |")
+    assert row("| [test (3.13)]").endswith("| new job | cold |")
+    assert row("| ~~lint~~").endswith("| removed job (was 1m 05s) | – |")  # no prediction
+    assert row("| **Docs**").endswith("| 2m 00s | 1m 10s – 3m 20s | warm (1 run) |")  # unchanged
+    first = text.split("<details>")[0]
+    assert "History: **3 of 6 jobs warm** (predicted with their earlier runs on `main`), 3 cold" \
+        in first
+    assert f"> [!NOTE]\n> {HISTORY_NOTE}\n" in first
+    assert "from the workflow files and, for warm jobs, their earlier runs, before CI runs" in text
+
+
+def test_all_cold_without_history(head: dict, base: dict) -> None:
+    text = render_pr_comment(head, base, CHANGED, context=CTX)  # no history_runs at all
+    assert "History: all 6 jobs **cold** (predicted from the workflow files alone)" in text
+    assert "warm" not in text and "[!NOTE]" not in text
+    assert "from the workflow files alone, before CI runs" in text
+    two = dict(head, history={"notes": ["a", "b"]})
+    assert "> [!NOTE]\n> - a\n> - b\n" in render_summary(two)
 
 
 def test_diff_statuses(head: dict, base: dict) -> None:
