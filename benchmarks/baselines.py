@@ -4,23 +4,37 @@
 
 Needs the ``train`` extra (LightGBM, scikit-learn). Steps:
 
-1. Examples from the data folder (:func:`laser_ci.data.load_examples`, both kinds), split
-   by repository (:func:`laser_ci.data.split_of`). Everything is fit on ``train`` only.
+1. Examples from the data folder (:func:`laser_ci.data.load_examples`, both kinds, with
+   their causal history: :mod:`laser_ci.history_data`), split by repository
+   (:func:`laser_ci.data.split_of`). Everything is fit on ``train`` only.
 2. ``median``: the training runtimes' median (p10/p90: their 10th/90th percentiles).
-3. ``tabular``: LightGBM on :mod:`laser_ci.features`; a small grid (below) chosen by
-   log-MAE on ``val`` runs (kind ``workflow``, all conclusions: what ``laser-ci eval``
+3. ``tabular``: LightGBM on :mod:`laser_ci.features`.
+   Cold part (texts without history): a small grid (below) chosen by log-MAE on ``val``
+   runs (kind ``workflow``, all conclusions, ``--history none``: what ``laser-ci eval``
    prints by default). The shipped p50 model averages 5 bagged models. p10/p90: offsets
    from residual quantiles, or quantile models (alpha 0.1/0.9) shifted by their
    miscoverage, whichever has the better interval score on ``val``; residuals are
    out-of-sample: 5-fold (by repository) out-of-fold on ``train``, pooled with ``val``
    (so ``val`` coverage is partly in-sample; ``card.json`` also gives the coverage a
    train-only calibration gets on ``val``).
-4. ``text-linear``: TF-IDF over the serialized text + ridge, same selection and offsets.
-5. Writes ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}`` and
-   ``card.json`` (val metrics, chosen parameters, best predictor) to ``--out``, reloads
-   them with numpy only and prints ``laser-ci eval``'s table for ``val`` (workflow and job).
+   Warm part (texts with a history block; every training example with earlier runs, its
+   ``text_warm``): LightGBM (L1) on ``ln runtime - ln(history median)``, a small grid
+   chosen by ``val`` log-MAE on warm workflow runs (``--history prior``); 5 bags; p10/p90
+   offsets from out-of-fold residuals pooled with ``val``. (One model on the mixed cold and
+   warm texts was measured first: it cannot copy the history median through its splits.)
+4. ``text-linear``: TF-IDF over the serialized text + ridge, trained on the mix (every
+   training example cold, and warm too when it has earlier runs:
+   :func:`laser_ci.history_data.training_texts`), same selection and offsets.
+5. ``history-median``: the median of the earlier runs read from the history block, p10/p90
+   from the history's own p10/p90 widened by offsets calibrated on warm ``train`` runs
+   (pooled with ``val``); without history it falls back to ``tabular``.
+6. Writes ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}``,
+   ``history_median.json`` and ``card.json`` (val metrics in both history regimes,
+   chosen parameters, best predictor) to ``--out``, reloads them with numpy only and prints
+   ``laser-ci eval``'s tables for ``val`` (workflow and job, ``--history prior``: both
+   regimes and the warm, warm-changed and cold subsets).
 
-Deterministic: fixed seeds, one thread. About two minutes on one core.
+Deterministic: fixed seeds, one thread. About three minutes on one core.
 """
 
 from __future__ import annotations
@@ -40,10 +54,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from laser_ci.baselines import (  # noqa: E402
+    HistoryMedianPredictor,
     MedianPredictor,
     TabularPredictor,
     TextLinearPredictor,
     TreeEnsemble,
+    WarmPart,
     bag_vocabulary,
     fit_lightgbm,
     fit_text_linear,
@@ -54,6 +70,7 @@ from laser_ci.baselines import (  # noqa: E402
 from laser_ci.data import Example, load_examples, summarize  # noqa: E402
 from laser_ci.evaluate import describe, evaluate, render_table  # noqa: E402
 from laser_ci.features import extract  # noqa: E402
+from laser_ci.history_data import training_texts  # noqa: E402
 
 # LightGBM: small trees win here (few hundred repositories; most signal is coarse).
 TAB_BASE = {
@@ -75,6 +92,14 @@ TEXT_GRID = {
     "ngram_max": [1, 2],
     "min_groups": [1, 2],
 }
+# the warm (history-anchored) part of tabular: L1 on ln runtime - ln(history median)
+WARM_BASE = {**TAB_BASE, "objective": "regression_l1"}
+WARM_GRID = {
+    "num_leaves": [3, 5, 8],
+    "rounds": [150, 400],
+    "min_data_in_leaf": [20, 50],
+}
+WARM_MIN_REPOS = 3
 FOLDS = 5
 SEEDS = 5  # the shipped p50 model averages this many bagged LightGBM models
 
@@ -220,13 +245,92 @@ def train_tabular(train, val, val_wf, feats, log) -> tuple[TabularPredictor, dic
     return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
 
 
+def train_warm(train, val, feats, log) -> WarmPart:
+    """The history-anchored part of tabular, on the examples that have earlier runs."""
+    wt = [e for e in train if e.text_warm is not None]
+    wv = [e for e in val if e.text_warm is not None]
+    wv_wf = [e for e in wv if e.kind == "workflow"]
+    changed = np.array([bool(e.changed) for e in wv_wf])
+
+    def anchor(examples):
+        return np.array([feats[e.text_warm][WarmPart.ANCHOR] for e in examples])
+
+    def matrix(examples, names):
+        return vectorize([feats[e.text_warm] for e in examples], {n: i for i, n in enumerate(names)})
+
+    def vocab(examples):
+        return bag_vocabulary([feats[e.text_warm] for e in examples], [e.repo for e in examples],
+                              WARM_MIN_REPOS)
+
+    def fit(examples, cfg, seeds=1):
+        names = vocab(examples)
+        X, y = matrix(examples, names), log_y(examples) - anchor(examples)
+        params = {**WARM_BASE, "num_leaves": cfg["num_leaves"],
+                  "min_data_in_leaf": cfg["min_data_in_leaf"]}
+        models = [fit_lightgbm(X, y, {**params, "seed": s}, cfg["rounds"]) for s in range(seeds)]
+        return names, models[0] if seeds == 1 else TreeEnsemble.mean(models)
+
+    y_val = log_y(wv_wf)
+    base_val = lmae(anchor(wv_wf), y_val)
+    base_ch = lmae(anchor(wv_wf)[changed], y_val[changed])
+    log(f"  warm: {len(wt)} train, {len(wv_wf)} val workflow runs with history; history "
+        f"median alone: val log-MAE {base_val:.3f} (changed {base_ch:.3f})")
+    results = []
+    for cfg in grid(WARM_GRID):
+        t0 = time.perf_counter()
+        names, model = fit(wt, cfg)
+        mu = anchor(wv_wf) + model.predict(matrix(wv_wf, names))
+        score, score_ch = lmae(mu, y_val), lmae(mu[changed], y_val[changed])
+        results.append((score, cfg, score_ch))
+        log(f"  warm {cfg} val log-MAE {score:.3f} changed {score_ch:.3f} "
+            f"({time.perf_counter() - t0:.1f}s)")
+    best_score, best, best_ch = min(results, key=lambda r: r[0])
+    log(f"  warm best {best}: {best_score:.3f} (changed {best_ch:.3f})")
+    folds = repo_folds(wt, FOLDS)
+    oof = np.zeros(len(wt))
+    for k in range(FOLDS):
+        tr_idx, te_idx = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        names, model = fit([wt[i] for i in tr_idx], best)
+        te = [wt[i] for i in te_idx]
+        oof[te_idx] = anchor(te) + model.predict(matrix(te, names))
+    names, model = fit(wt, best, seeds=SEEDS)
+    mu_val = anchor(wv) + model.predict(matrix(wv, names))
+    y_wt, y_wv = log_y(wt), log_y(wv)
+    off_lo, off_hi = interval_offsets(np.r_[y_wt - oof, y_wv - mu_val])
+    info = {"params": {**WARM_BASE, **best, "min_repos": WARM_MIN_REPOS, "seeds": SEEDS},
+            "val_warm_log_mae": best_score, "val_warm_changed_log_mae": best_ch,
+            "oof_log_mae": lmae(oof, y_wt), "n_features": len(names), "n_train": len(wt),
+            "val_coverage_train_calibrated": _coverage(y_wv, mu_val,
+                                                       *interval_offsets(y_wt - oof)),
+            "grid": [{"val_log_mae": s_, "val_changed_log_mae": c_, **cfg}
+                     for s_, cfg, c_ in results]}
+    return WarmPart(names, model, off_lo, off_hi, info=info)
+
+
+def train_history_median(train, val, fallback) -> HistoryMedianPredictor:
+    """Band offsets: the history's own p10/p90 widened to cover 80% of warm runs."""
+    warm = [e for e in (*train, *val) if e.text_warm is not None]
+    has, _mu, lo, hi = HistoryMedianPredictor.history_log([e.text_warm for e in warm])
+    y = log_y(warm)
+    res_lo, res_hi = (y - lo)[has], (y - hi)[has]
+    off_lo = float(min(np.quantile(res_lo, 0.1), 0.0))
+    off_hi = float(max(np.quantile(res_hi, 0.9), 0.0))
+    tr = np.array([e.split == "train" for e in warm])[has]
+    info = {"offsets_from": "warm train + val runs (history p10/p90 residual quantiles)",
+            "train_only_offsets": [float(min(np.quantile(res_lo[tr], 0.1), 0.0)),
+                                   float(max(np.quantile(res_hi[tr], 0.9), 0.0))],
+            "n": int(has.sum())}
+    return HistoryMedianPredictor(fallback, off_lo, off_hi, fallback.name, info)
+
+
 # --- text --------------------------------------------------------------------------------
 
 
 def train_text(train, val, val_wf, log) -> tuple[TextLinearPredictor, dict[str, Any]]:
-    texts = [e.text for e in train]
-    groups = [e.repo for e in train]
-    y = log_y(train)
+    rows = training_texts(train, mode="both")  # every example cold, and warm when it can be
+    texts = [t for t, _ in rows]
+    groups = [e.repo for _, e in rows]
+    y = log_y([e for _, e in rows])
     y_val = log_y(val_wf)
     results = []
     for cfg in grid(TEXT_GRID):
@@ -238,20 +342,21 @@ def train_text(train, val, val_wf, log) -> tuple[TextLinearPredictor, dict[str, 
             f"({time.perf_counter() - t0:.1f}s)")
     best_score, best = min(results, key=lambda r: r[0])
     log(f"  text best {best}: {best_score:.3f}")
-    folds = repo_folds(train, FOLDS)
-    oof = np.zeros(len(train))
+    folds = repo_folds([e for _, e in rows], FOLDS)
+    oof = np.zeros(len(rows))
     for k in range(FOLDS):
         tr_idx, te_idx = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
         p = fit_text_linear([texts[i] for i in tr_idx], y[tr_idx],
                             groups=[groups[i] for i in tr_idx], **best)
         oof[te_idx] = p.predict_log([texts[i] for i in te_idx])[0]
     pred = fit_text_linear(texts, y, groups=groups, **best)
-    y_all_val = log_y(val)
-    mu_val = pred.predict_log([e.text for e in val])[0]
+    val_rows = training_texts(val, mode="both")
+    y_all_val = log_y([e for _, e in val_rows])
+    mu_val = pred.predict_log([t for t, _ in val_rows])[0]
     # p10/p90 from out-of-sample residuals: out-of-fold on train, pooled with val
     pred.offset_lo, pred.offset_hi = interval_offsets(np.r_[y - oof, y_all_val - mu_val])
     pred.info.update({"val_log_mae": best_score, "oof_log_mae": lmae(oof, y),
-                      "ngram_max": best["ngram_max"],
+                      "ngram_max": best["ngram_max"], "training_texts": "both",
                       "val_coverage_train_calibrated": _coverage(
                           y_all_val, mu_val, *interval_offsets(y - oof))})
     return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
@@ -266,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "model" / "baselines"))
     ap.add_argument("--no-cache", action="store_true", help="re-parse the data")
     ap.add_argument("--quiet", action="store_true", help="only the final tables")
+    ap.add_argument("--markdown", action="store_true", help="tables in markdown")
     args = ap.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -286,46 +392,79 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings["median"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    feats = {t: extract(t) for t in dict.fromkeys(e.text for e in examples)}
+    texts = dict.fromkeys(e.text for e in examples)
+    texts.update(dict.fromkeys(e.text_warm for e in examples if e.text_warm is not None))
+    feats = {t: extract(t) for t in texts}
     tabular, tab_log = train_tabular(train, val, val_wf, feats, log)
+    tabular.warm = train_warm(train, val, feats, log)
     timings["tabular"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     text, text_log = train_text(train, val, val_wf, log)
     timings["text-linear"] = time.perf_counter() - t0
 
+    t0 = time.perf_counter()
+    history_median = train_history_median(train, val, tabular)
+    timings["history-median"] = time.perf_counter() - t0
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for p in (median, tabular, text):
+    for p in (median, tabular, text, history_median):
         p.save(out)
 
-    # reload from disk (numpy only) and score exactly as `laser-ci eval` does
+    # reload from disk (numpy only) and score exactly as `laser-ci eval --history prior` does
     shipped = load_baselines(out)
     reports = {}
     for kind in ("workflow", "job"):
         subset = [e for e in val if e.kind == kind]
-        report, _ = evaluate(shipped, subset)
+        report, _ = evaluate(shipped, subset, history="prior")
         reports[kind] = {"split": "val", "kind": kind, **report}
-    val_scores = {n: r["all"]["log_mae"] for n, r in reports["workflow"]["predictors"].items()}
-    best = min(val_scores, key=val_scores.get)
+
+    def metric(kind: str, name: str, regime: str, subset: str, runs: str = "all") -> float:
+        res = reports[kind]["predictors"][name]
+        res = res if regime == "prior" else res["regimes"][regime]
+        res = res if subset == "all" else res["subsets"][subset]
+        return res[runs]["log_mae"]
+
+    val_scores = {n: metric("workflow", n, "none", "all") for n in shipped}
+    prior_scores = {n: metric("workflow", n, "prior", "all") for n in shipped}
+    best = min(val_scores, key=lambda n: (val_scores[n], prior_scores[n], n))
     card = {
         "best": best,
         "predictors": {
             n: {
                 "val_log_mae": val_scores[n],
-                "val_success_log_mae": reports["workflow"]["predictors"][n]["success"]["log_mae"],
-                "val_job_log_mae": reports["job"]["predictors"][n]["all"]["log_mae"],
+                "val_success_log_mae": metric("workflow", n, "none", "all", "success"),
+                "val_job_log_mae": metric("job", n, "none", "all"),
+                "val_prior_log_mae": prior_scores[n],
+                "val_warm_log_mae": metric("workflow", n, "prior", "warm"),
+                "val_warm_success_log_mae": metric("workflow", n, "prior", "warm", "success"),
+                "val_warm_changed_log_mae": metric("workflow", n, "prior", "warm-changed"),
+                "val_job_warm_log_mae": metric("job", n, "prior", "warm"),
                 "train_seconds": round(timings[n], 1),
             }
             for n in shipped
         },
+        "metrics": "log-MAE on val, kind workflow unless named job; val_log_mae: --history "
+                   "none (cold start); val_prior_log_mae: --history prior; warm: runs with "
+                   "earlier runs; warm_changed: and the workflow file changed since the "
+                   "previous run",
+        "history": {"policy": "earlier runs (strictly earlier commit date) of the same repo, "
+                              "workflow and job name, all conclusions, last 20",
+                    "val_workflow": reports["workflow"]["subsets"],
+                    "val_job": reports["job"]["subsets"]},
         "data": {"train": summarize(train), "val": summarize(val)},
         "split": "sha256(owner/name)[:8] % 100 < 20 -> val (laser_ci.data.split_of)",
         "tabular": tabular.info,
+        "tabular-warm": {k: v for k, v in tabular.warm.info.items() if k != "grid"},
         "text-linear": text.info,
+        "history-median": history_median.info,
         "val_metrics": {k: _finite(r) for k, r in reports.items()},
-        "tuning": {"tabular": tab_log, "text-linear": text_log},
+        "tuning": {"tabular": tab_log, "tabular-warm": {"grid": tabular.warm.info["grid"]},
+                   "text-linear": text_log},
     }
+    tabular.warm.info.pop("grid", None)
+    tabular.save(out)  # without the tuning grid (it is in card.json)
     (out / "card.json").write_text(json.dumps(_finite(card), indent=1) + "\n", encoding="utf-8")
 
     sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir()) if p.is_file()}
@@ -335,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + f"; total {time.perf_counter() - t_start:.1f}s")
     for kind in ("workflow", "job"):
         print(describe(reports[kind]))
-        print(render_table(reports[kind]))
+        print(render_table(reports[kind], markdown=args.markdown))
     print(f"best: {best}")
     return 0
 

@@ -12,19 +12,24 @@
   tokens and 16 output tokens.
 * Each chosen position is sampled under the mask of legal tokens (first mantissa digit 1-9,
   then digits, then the exponent sign, then exponent digits), so every sample parses.
-* Batched across jobs (left-padded prompts, bucketed by length) and across samples: the N
-  samples of a job share its prompt's KV cache. Samples are drawn as multinomial *counts*
-  over a prefix tree, which is the same distribution as N independent ancestral samples
-  but runs one row per distinct prefix instead of one per sample.
+* Batched across jobs (left-padded prompts, bucketed by length) and across samples, with
+  *tree attention*: the N samples of a job are drawn as multinomial counts over a prefix
+  tree (the same distribution as N independent ancestral samples), and every distinct
+  prefix is a branch of the job's one sequence. A step feeds the new tokens of all of a
+  job's branches side by side in one row; the ``attention_bias`` input lets each token see
+  the prompt, its own branch's earlier tokens and nothing else, with positions continuing
+  its branch. So the samples share the prompt's KV cache instead of copying it once per
+  sample, and a step costs a few tokens per branch, not a prompt-sized cache per sample.
 * Seeded per job (the seed and the job's prompt ids): the same input gives the same
   samples, whatever else is in the batch.
 
 :func:`sample_naive` is the baseline for ``benchmarks/decoding.py``: every output token,
 structure included, is sampled from the full vocabulary one forward pass at a time until
-``<eos>``; outputs are parsed afterwards and may be invalid.
+``<eos>``, one row per sample (the prompt's KV cache computed once, then copied per sample,
+as ``generate`` does); outputs are parsed afterwards and may be invalid.
 
-The decoder is anything with ``forward(input_ids, attention_mask, position_ids, past) ->
-(last_logits [rows, columns], present)``; :class:`OnnxDecoder` wraps an onnxruntime session
+The decoder is anything with ``forward(input_ids, position_ids, bias, past) -> (logits
+[rows, positions, columns], present)``; :class:`OnnxDecoder` wraps an onnxruntime session
 of the graph written by :mod:`laser_ci.export`.
 """
 
@@ -40,35 +45,34 @@ import numpy as np
 from laser_ci.numbers import NumberCodec
 
 Past = list[np.ndarray]
+NEG = np.float32(-1e9)  # attention bias of a hidden key (finite: no NaN for empty rows)
 
 
 class Decoder(Protocol):
     def empty_past(self, batch: int) -> Past: ...
 
     def forward(
-        self,
-        input_ids: np.ndarray,
-        attention_mask: np.ndarray,
-        position_ids: np.ndarray,
-        past: Past,
+        self, input_ids: np.ndarray, position_ids: np.ndarray, bias: np.ndarray, past: Past
     ) -> tuple[np.ndarray, Past]: ...
 
 
 class OnnxDecoder:
-    """An onnxruntime session of an optimum ``text-generation-with-past`` decoder graph."""
+    """An onnxruntime session of the decoder graph written by :mod:`laser_ci.export`."""
 
     def __init__(self, session: Any) -> None:
         self.session = session
-        names = [i.name for i in session.get_inputs()]
-        self.past_names = [n for n in names if n.startswith("past_key_values.")]
+        inputs = {i.name: i for i in session.get_inputs()}
+        for name in ("input_ids", "position_ids", "attention_bias"):
+            if name not in inputs:
+                raise ValueError(f"decoder graph has no {name!r} input (re-export the model)")
+        self.past_names = [n for n in inputs if n.startswith("past_key_values.")]
         self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
-        self.has_position_ids = "position_ids" in names
-        meta = {i.name: i for i in session.get_inputs()}
-        if self.past_names:
-            shape = meta[self.past_names[0]].shape  # [batch, heads, past_len, head_dim]
-            self.kv_heads, self.head_dim = int(shape[1]), int(shape[3])
+        shape = inputs[self.past_names[0]].shape  # [batch, kv heads, past_len, head_dim]
+        self.kv_heads, self.head_dim = int(shape[1]), int(shape[3])
         self.output_names = ["logits", *self.present_names]
-        self.columns = int(session.get_outputs()[0].shape[-1])
+        out = session.get_outputs()[0].shape
+        self.columns = int(out[-1])
+        self.last_only = out[1] == 1
 
     def empty_past(self, batch: int) -> Past:
         return [
@@ -77,22 +81,16 @@ class OnnxDecoder:
         ]
 
     def forward(
-        self,
-        input_ids: np.ndarray,
-        attention_mask: np.ndarray,
-        position_ids: np.ndarray,
-        past: Past,
+        self, input_ids: np.ndarray, position_ids: np.ndarray, bias: np.ndarray, past: Past
     ) -> tuple[np.ndarray, Past]:
         feeds: dict[str, np.ndarray] = {
             "input_ids": np.ascontiguousarray(input_ids, dtype=np.int64),
-            "attention_mask": np.ascontiguousarray(attention_mask, dtype=np.int64),
+            "position_ids": np.ascontiguousarray(position_ids, dtype=np.int64),
+            "attention_bias": np.ascontiguousarray(bias, dtype=np.float32),
         }
-        if self.has_position_ids:
-            feeds["position_ids"] = np.ascontiguousarray(position_ids, dtype=np.int64)
         feeds.update(zip(self.past_names, past, strict=True))
         out = self.session.run(self.output_names, feeds)
-        logits = out[0][:, -1, :]
-        return logits, list(out[1:])
+        return out[0], list(out[1:])
 
 
 @dataclass
@@ -101,8 +99,8 @@ class DecodeStats:
 
     forward_passes: int = 0
     prefill_tokens: int = 0  # padded prompt tokens fed in prefill passes
-    step_rows: int = 0  # rows summed over the non-prefill passes
-    step_tokens: int = 0  # tokens summed over the non-prefill passes
+    step_rows: int = 0  # branches (constrained) or rows (naive) fed, summed over steps
+    step_tokens: int = 0  # padded tokens fed, summed over the non-prefill passes
     batches: int = 0
     invalid: int = 0  # naive decoding only: samples that did not parse
     passes_per_batch: list[int] = field(default_factory=list)
@@ -155,6 +153,18 @@ def left_pad(prompts: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray,
     return ids, mask
 
 
+def causal_bias(mask: np.ndarray) -> np.ndarray:
+    """``[rows, 1, L, L]`` bias for left-padded prompts: causal, padding keys hidden."""
+    n = mask.shape[1]
+    allowed = np.tril(np.ones((n, n), dtype=bool))[None] & mask.astype(bool)[:, None, :]
+    return np.where(allowed, np.float32(0), NEG)[:, None].astype(np.float32)
+
+
+def padding_bias(mask: np.ndarray) -> np.ndarray:
+    """``[rows, 1, 1, T]`` bias for one new token per row that sees every unmasked key."""
+    return np.where(mask.astype(bool), np.float32(0), NEG)[:, None, None, :].astype(np.float32)
+
+
 def _masked_probs(logits: np.ndarray, columns: Sequence[int], temperature: float) -> np.ndarray:
     x = logits[list(columns)].astype(np.float64)
     if temperature <= 0:
@@ -167,66 +177,15 @@ def _masked_probs(logits: np.ndarray, columns: Sequence[int], temperature: float
     return p / p.sum()
 
 
-class _Rows:
-    """Decoding state of one batch: one row per distinct sample prefix."""
-
-    def __init__(self, decoder: Decoder, ids: np.ndarray, mask: np.ndarray) -> None:
-        self.decoder = decoder
-        self.prompt_ids = ids
-        self.prompt_mask = mask
-        self.past: Past | None = None
-        self.attn = mask[:, :0]
-        self.seen = np.zeros(len(ids), dtype=np.int64)  # real tokens seen, per row
-        self.stats = DecodeStats(batches=1)
-
-    def forward(self, feed: np.ndarray | None) -> np.ndarray:
-        """Feed ``feed`` ([rows, k], or None for the first pass over the prompts)."""
-        if self.past is None:
-            ids, mask = self.prompt_ids, self.prompt_mask
-            if feed is not None and feed.shape[1]:
-                ids = np.concatenate([ids, feed], axis=1)
-                mask = np.concatenate([mask, np.ones_like(feed)], axis=1)
-            pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
-            past = self.decoder.empty_past(len(ids))
-            self.stats.prefill_tokens += ids.size
-        else:
-            assert feed is not None and feed.shape[1] > 0
-            ids = feed
-            k = feed.shape[1]
-            mask = np.concatenate([self.attn, np.ones((len(feed), k), dtype=np.int64)], axis=1)
-            pos = self.seen[:, None] + np.arange(k)[None, :]
-            past = self.past
-            self.stats.step_rows += len(feed)
-            self.stats.step_tokens += feed.size
-        logits, self.past = self.decoder.forward(ids, mask, pos, past)
-        self.attn = mask
-        self.seen = mask.sum(axis=1)
-        self.stats.forward_passes += 1
-        return logits
-
-    def select(self, parent: np.ndarray) -> None:
-        """Keep/duplicate rows: new row i continues old row ``parent[i]``."""
-        if len(parent) == len(self.attn) and np.array_equal(parent, np.arange(len(parent))):
-            return
-        assert self.past is not None
-        if len(parent) and np.all(parent[1:] >= parent[:-1]):  # runs: a block copy per row
-            counts = np.bincount(parent, minlength=len(self.attn))
-            self.past = [np.repeat(x, counts, axis=0) for x in self.past]
-        else:
-            self.past = [x[parent] for x in self.past]
-        self.attn = self.attn[parent]
-        self.seen = self.seen[parent]
-
-
-# ---- the constrained, prefix-filled loop --------------------------------------------------------
+# ---- the constrained, prefix-filled loop with tree attention -----------------------------------
 
 
 @dataclass
 class Skeleton:
     """What the constrained loop needs to know about the output layout.
 
-    ``pieces``: :meth:`PromptCodec.pieces` (fixed vocabulary ids, or a slot index);
-    ``token_ids``: codec token -> vocabulary id (what is fed back);
+    ``pieces``: :attr:`laser_ci.tokenize.PromptCodec.pieces` (fixed vocabulary ids, or a
+    slot index); ``token_ids``: codec token -> vocabulary id (what is fed back);
     ``columns``: codec token -> column of the decoder's logits.
     """
 
@@ -244,6 +203,73 @@ class Skeleton:
         return out
 
 
+@dataclass
+class _Branch:
+    """One distinct sample prefix of one job: ``count`` samples share it."""
+
+    job: int
+    count: int
+    tokens: list[str]  # codec tokens chosen so far
+    cache: list[int]  # KV-cache positions of the branch's own fed tokens
+    seen: int  # real tokens before the next fed one (its position id)
+    pending: list[int]  # known ids to feed before the next choice
+    logits: np.ndarray | None = None  # next-token logits once everything is fed
+
+
+class _Tree:
+    """Decoding state of one batch of jobs: their prompts' KV cache and their branches."""
+
+    def __init__(self, decoder: Decoder, ids: np.ndarray, mask: np.ndarray) -> None:
+        self.decoder = decoder
+        self.stats = DecodeStats(batches=1)
+        pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
+        logits, self.past = decoder.forward(ids, pos, causal_bias(mask),
+                                            decoder.empty_past(len(ids)))
+        self.stats.forward_passes += 1
+        self.stats.prefill_tokens += ids.size
+        self.prompt_visible = np.where(mask.astype(bool), np.float32(0), NEG)  # [jobs, L]
+        self.width = ids.shape[1]  # positions in the KV cache
+        self.first_logits = logits[:, -1, :]
+        self.seen = mask.sum(axis=1)
+
+    def feed(self, branches: list[_Branch]) -> None:
+        """One pass over every branch's pending tokens; sets each branch's logits."""
+        jobs = len(self.prompt_visible)
+        per_job: list[list[_Branch]] = [[] for _ in range(jobs)]
+        for b in branches:
+            per_job[b.job].append(b)
+        width = max(sum(len(b.pending) for b in bs) for bs in per_job)
+        t = self.width
+        ids = np.zeros((jobs, width), dtype=np.int64)
+        pos = np.zeros((jobs, width), dtype=np.int64)
+        bias = np.full((jobs, 1, width, t + width), NEG, dtype=np.float32)
+        spans: list[tuple[_Branch, int, int]] = []
+        for j, bs in enumerate(per_job):
+            o = 0
+            for b in bs:
+                k = len(b.pending)
+                ids[j, o : o + k] = b.pending
+                pos[j, o : o + k] = b.seen + np.arange(k)
+                rows = bias[j, 0, o : o + k]
+                rows[:, : len(self.prompt_visible[j])] = self.prompt_visible[j]
+                if b.cache:
+                    rows[:, b.cache] = 0.0
+                own = np.tril(np.ones((k, k), dtype=bool))  # own new tokens, causally
+                rows[:, t + o : t + o + k][own] = 0.0
+                spans.append((b, o, k))
+                o += k
+        logits, self.past = self.decoder.forward(ids, pos, bias, self.past)
+        for b, o, k in spans:
+            b.logits = logits[b.job, o + k - 1]
+            b.cache = b.cache + list(range(t + o, t + o + k))
+            b.seen += k
+            b.pending = []
+        self.width = t + width
+        self.stats.forward_passes += 1
+        self.stats.step_rows += len(branches)
+        self.stats.step_tokens += ids.size
+
+
 def sample_numbers(
     decoder: Decoder,
     prompts: Sequence[Sequence[int]],
@@ -253,7 +279,7 @@ def sample_numbers(
     temperature: float = 1.0,
     seed: int = 0,
     pad_id: int = 0,
-    max_batch_tokens: int = 16384,
+    max_batch_tokens: int = 8192,
     max_batch_jobs: int = 64,
     stats: DecodeStats | None = None,
 ) -> list[np.ndarray]:
@@ -269,48 +295,43 @@ def sample_numbers(
     full = [list(p) + prefix for p in prompts]
     for bucket in buckets([len(p) for p in full], max_batch_tokens, max_batch_jobs):
         ids, mask = left_pad([full[i] for i in bucket], pad_id)
-        rows = _Rows(decoder, ids, mask)
+        tree = _Tree(decoder, ids, mask)
         rngs = [job_rng(seed, prompts[i]) for i in bucket]
-        row_job = np.arange(len(bucket))
-        row_count = np.full(len(bucket), num_samples, dtype=np.int64)
-        row_tokens: list[list[str]] = [[] for _ in bucket]
-        pending: list[list[int]] = [[] for _ in bucket]  # known ids not fed yet, per row
+        branches = [
+            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
+            for j in range(len(bucket))
+        ]
         for piece in rest:
             if not isinstance(piece, int):
-                for p in pending:
-                    p.extend(piece)
+                for b in branches:
+                    b.pending.extend(piece)
                 continue
-            legal = [codec.possible_next_tokens(t) for t in row_tokens]
+            legal = [codec.possible_next_tokens(b.tokens) for b in branches]
             if all(len(options) == 1 for options in legal):  # known: no pass spent on it
-                for r, options in enumerate(legal):
-                    row_tokens[r].append(options[0])
-                    pending[r].append(skeleton.token_ids[options[0]])
+                for b, options in zip(branches, legal, strict=True):
+                    b.tokens.append(options[0])
+                    b.pending.append(skeleton.token_ids[options[0]])
                 continue
-            logits = rows.forward(np.asarray(pending, dtype=np.int64).reshape(len(pending), -1))
-            parent, new_job, new_count, new_tokens = [], [], [], []
-            for r, options in enumerate(legal):
-                p = _masked_probs(logits[r], [skeleton.columns[t] for t in options], temperature)
-                counts = rngs[row_job[r]].multinomial(int(row_count[r]), p)
+            if any(b.pending for b in branches):
+                tree.feed(branches)
+            children: list[_Branch] = []
+            for b, options in zip(branches, legal, strict=True):
+                assert b.logits is not None
+                p = _masked_probs(b.logits, [skeleton.columns[t] for t in options], temperature)
+                counts = rngs[b.job].multinomial(b.count, p)
                 for tok, c in zip(options, counts, strict=True):
                     if c:
-                        parent.append(r)
-                        new_job.append(row_job[r])
-                        new_count.append(c)
-                        new_tokens.append([*row_tokens[r], tok])
-            parent_arr = np.asarray(parent, dtype=np.int64)
-            rows.select(parent_arr)
-            row_job = np.asarray(new_job, dtype=np.int64)
-            row_count = np.asarray(new_count, dtype=np.int64)
-            row_tokens = new_tokens
-            pending = [[skeleton.token_ids[t[-1]]] for t in row_tokens]
+                        children.append(_Branch(b.job, int(c), [*b.tokens, tok], b.cache, b.seen,
+                                                [skeleton.token_ids[tok]]))
+            branches = children
         values: list[list[float]] = [[] for _ in bucket]
-        for j, c, toks in zip(row_job, row_count, row_tokens, strict=True):
-            values[j].extend([codec.from_tokens(toks)] * int(c))
+        for b in branches:
+            values[b.job].extend([codec.from_tokens(b.tokens)] * b.count)
         for k, i in enumerate(bucket):
             results[i] = np.sort(np.asarray(values[k], dtype=np.float64))
-        rows.stats.passes_per_batch.append(rows.stats.forward_passes)
+        tree.stats.passes_per_batch.append(tree.stats.forward_passes)
         if stats is not None:
-            stats.add(rows.stats)
+            stats.add(tree.stats)
     return results
 
 
@@ -328,27 +349,32 @@ def sample_naive(
     temperature: float = 1.0,
     seed: int = 0,
     pad_id: int = 0,
-    max_batch_tokens: int = 16384,
+    max_batch_tokens: int = 8192,
     max_batch_jobs: int = 64,
     stats: DecodeStats | None = None,
 ) -> list[np.ndarray]:
     """Unconstrained sampling over the full vocabulary, one token per forward pass.
 
     ``decoder`` must have full-vocabulary logits (``model.full.onnx``). The prompt's KV
-    cache is computed once per job and repeated for its samples (as ``generate`` with
+    cache is computed once per job and copied for its samples (as ``generate`` with
     ``num_return_sequences`` does after prefill). ``parse(ids)`` turns the generated ids
     (without ``<eos>``) into a value or raises ``ValueError`` (counted in ``stats.invalid``;
     the sample is NaN).
     """
     results: list[np.ndarray] = [np.empty(0)] * len(prompts)
     for bucket in buckets([len(p) for p in prompts], max_batch_tokens, max_batch_jobs):
+        st = DecodeStats(batches=1)
         ids, mask = left_pad([prompts[i] for i in bucket], pad_id)
-        rows = _Rows(decoder, ids, mask)
+        pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
+        logits, past = decoder.forward(ids, pos, causal_bias(mask), decoder.empty_past(len(ids)))
+        st.forward_passes += 1
+        st.prefill_tokens += ids.size
         rngs = [job_rng(seed, prompts[i]) for i in bucket]
-        logits = rows.forward(None)
         n = num_samples
-        rows.select(np.repeat(np.arange(len(bucket)), n))
-        logits = np.repeat(logits, n, axis=0)
+        past = [np.repeat(x, n, axis=0) for x in past]
+        mask = np.repeat(mask, n, axis=0)
+        seen = mask.sum(axis=1)
+        logits = np.repeat(logits[:, -1, :], n, axis=0)
         out: list[list[int]] = [[] for _ in range(len(bucket) * n)]
         done = np.zeros(len(out), dtype=bool)
         for _step in range(max_new_tokens):
@@ -366,8 +392,13 @@ def sample_naive(
             nxt[done] = pad_id
             if done.all():
                 break
-            logits = rows.forward(nxt[:, None])
-        bad = 0
+            mask = np.concatenate([mask, np.ones((len(out), 1), dtype=np.int64)], axis=1)
+            logits, past = decoder.forward(nxt[:, None], seen[:, None], padding_bias(mask), past)
+            logits = logits[:, -1, :]
+            seen = seen + 1
+            st.forward_passes += 1
+            st.step_rows += len(out)
+            st.step_tokens += len(out)
         for k, i in enumerate(bucket):
             vals = []
             for r in range(k * n, (k + 1) * n):
@@ -375,12 +406,11 @@ def sample_naive(
                     vals.append(parse(out[r]))
                 except ValueError:
                     vals.append(np.nan)
-                    bad += 1
+                    st.invalid += 1
             results[i] = np.sort(np.asarray(vals, dtype=np.float64))
-        rows.stats.invalid = bad
-        rows.stats.passes_per_batch.append(rows.stats.forward_passes)
+        st.passes_per_batch.append(st.forward_passes)
         if stats is not None:
-            stats.add(rows.stats)
+            stats.add(st)
     return results
 
 

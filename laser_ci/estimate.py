@@ -214,15 +214,24 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
               help="Runs per month for the monthly cost projection.")
 @click.option("--self-hosted-rate", type=click.FloatRange(min=0), default=0.0,
               show_default=True, help="USD per minute charged for self-hosted runners.")
+@click.option("--history", "history_dir", type=click.Path(),
+              help="A folder written by `laser-ci collect` for this repository: each job's "
+                   "earlier runs go into its prediction.")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
              visibility: str | None, runs_per_month: float | None,
-             self_hosted_rate: float) -> None:
+             self_hosted_rate: float, history_dir: str | None) -> None:
     """Predict each job's runtime in workflow files or folders (default .github/workflows)."""
     from laser_ci.report import render
 
     sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)
     try:
-        result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing)
+        history = None
+        if history_dir is not None:
+            from laser_ci.history_data import load_history_index
+
+            history = load_history_index(history_dir)
+        result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing,
+                                history=history)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         if os.environ.get("LASER_CI_DEBUG"):
             raise

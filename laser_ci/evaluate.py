@@ -135,14 +135,19 @@ def evaluate(
                 "n": len(members), "n_success": sum(e.conclusion == "success" for e in members)}
     report["predictors"] = {}
     all_preds: dict[str, list[Runtime]] = {}
+    texts = [example_text(e, history) for e in examples]
+    cold_texts = [e.text for e in examples]
     for name, predictor in predictors.items():
         t0 = time.perf_counter()
-        preds = predict_all(predictor, examples, history)
+        if history == "prior":  # one batch for both regimes (cold examples: same text)
+            both = predict_texts(predictor, texts + cold_texts)
+            preds, cold = both[: len(texts)], both[len(texts):]
+        else:
+            preds = predict_texts(predictor, texts)
         all_preds[name] = preds
         res: dict[str, Any] = score(preds, examples)
         if history == "prior":
             res["subsets"] = score_subsets(preds, examples)
-            cold = predict_all(predictor, examples, "none")
             res["regimes"] = {"none": {**score(cold, examples),
                                        "subsets": score_subsets(cold, examples)}}
         res["seconds"] = round(time.perf_counter() - t0, 2)

@@ -5,11 +5,13 @@ Steps (:func:`export_model`):
 1. ``optimum`` exports the transformers model as ``text-generation-with-past`` (inputs
    ``input_ids``, ``attention_mask``, ``position_ids``, ``past_key_values.{i}.key/value``;
    outputs ``logits``, ``present.{i}.key/value``).
-2. Graph surgery on the LM head (:func:`restrict_head`): the decoding loop only ever needs
-   the logits of the *last* position, and only for the tokens the number codec can emit
-   (digits and signs), so the head becomes ``Slice(last) -> MatMul(W[:, ids])``: logits are
-   ``[batch, 1, 12]`` instead of ``[batch, seq, vocab]``. The same surgery without the row
-   restriction gives the full-vocabulary graph that naive decoding needs (benchmarks only).
+2. Graph surgery. Attention (:func:`use_attention_bias`): the masks become one additive
+   ``attention_bias`` input, so the decoding loop can lay a job's samples out as branches
+   of one sequence (tree attention) that share the prompt's KV cache. LM head
+   (:func:`restrict_head`): the loop only reads the tokens the number codec can emit
+   (digits and signs), so the head becomes ``MatMul(W[:, ids])`` with logits
+   ``[batch, seq, 12]`` instead of ``[batch, seq, vocab]``. The full-vocabulary graph that
+   naive decoding needs (benchmarks only) keeps every column for the last position only.
 3. ``onnxruntime.quantization.quantize_dynamic`` to int8 (weights only: ``MatMulConstBOnly``;
    the tiny head stays fp32; extra nodes can be kept fp32 with ``fp32_nodes``).
 4. ``laser.json`` (see :mod:`laser_ci.model`) with the sha256 of every file, so a corrupt or
@@ -197,17 +199,24 @@ def prune(graph: Any) -> None:
         graph.initializer.remove(i)
 
 
-def simplify_attention(model: Any, mask_value: float = -1e9) -> dict[str, int]:
-    """Cheaper attention masking in an optimum export of an SDPA attention (in place).
+BIAS_INPUT = "attention_bias"
 
-    The exported SDPA turns the boolean causal/padding mask into ``0/-inf`` with a ``Where``
-    in every layer, adds it to the scores, and guards the softmax with
-    ``Where(IsNaN(p), 0, p)`` (rows that are fully masked). With a finite mask value no
-    softmax row can be NaN, so the guard goes, and the (identical) mask of every layer is
-    computed once. Returns counts of what was rewritten. Mathematically the same for every
-    unmasked query row; padded query rows give finite values nothing attends to.
+
+def use_attention_bias(model: Any) -> dict[str, int]:
+    """Replace the graph's own attention masking by an additive ``attention_bias`` input
+    (``float32 [batch, 1, new tokens, past + new tokens]``: 0 where a query may attend, a
+    large negative number elsewhere), in place.
+
+    optimum's export of SDPA attention builds a causal + padding mask from
+    ``attention_mask`` and, in every layer, turns it into ``0/-inf`` with a ``Where``, adds it
+    to the scores and guards the softmax with ``Where(IsNaN(p), 0, p)``. With the bias as an
+    input the mask is computed once by the caller (cheaper), the NaN guard goes (a finite
+    bias never gives a NaN row), and the caller can express any attention pattern: the
+    decoding loop uses it for *tree attention*, where the samples of one job are branches of
+    one sequence that share the prompt's KV cache (:mod:`laser_ci.decode`). The
+    ``attention_mask`` input is removed when nothing else reads it.
     """
-    from onnx import numpy_helper
+    from onnx import TensorProto, helper
 
     g = model.graph
     consumers: dict[str, list[Any]] = {}
@@ -215,12 +224,8 @@ def simplify_attention(model: Any, mask_value: float = -1e9) -> dict[str, int]:
         for i in n.input:
             consumers.setdefault(i, []).append(n)
     prod = {o: n for n in g.node for o in n.output}
-    neg_name = "laser_attn_mask_neg"
-    g.initializer.append(numpy_helper.from_array(np.array([mask_value], np.float32), neg_name))
-    shared: dict[tuple, str] = {}
-    guards = masks = shared_masks = 0
+    guards = masks = 0
     for sm in [n for n in g.node if n.op_type == "Softmax"]:
-        # the NaN guard after the softmax
         for isnan in [c for c in consumers.get(sm.output[0], []) if c.op_type == "IsNaN"]:
             for w in [c for c in consumers.get(isnan.output[0], []) if c.op_type == "Where"]:
                 if w.input[0] == isnan.output[0] and w.input[2] == sm.output[0]:
@@ -228,11 +233,7 @@ def simplify_attention(model: Any, mask_value: float = -1e9) -> dict[str, int]:
                         for k, i in enumerate(c.input):
                             if i == w.output[0]:
                                 c.input[k] = sm.output[0]
-                    for o in g.output:
-                        if o.name == w.output[0]:
-                            raise ValueError("NaN guard output is a graph output")
                     guards += 1
-        # the 0/-inf mask added to the scores
         add = prod.get(sm.input[0])
         if add is None or add.op_type != "Add":
             continue
@@ -244,28 +245,22 @@ def simplify_attention(model: Any, mask_value: float = -1e9) -> dict[str, int]:
             zero = _const_value(g, where.input[1])
             if neg is None or zero is None or not np.all(np.isneginf(neg)) or np.any(zero):
                 continue
-            where.input[2] = neg_name
+            add.input[k] = BIAS_INPUT
             masks += 1
-            sl = prod.get(where.input[0])
-            if sl is not None and sl.op_type == "Slice":
-                key_parts = [sl.input[0]]
-                ok = True
-                for pos in range(1, len(sl.input)):
-                    v = _const_value(g, sl.input[pos])
-                    if v is None:  # a dynamic end: the same for every layer only if it is
-                        src = prod.get(sl.input[pos])  # the total (past + new) length
-                        key_parts.append("dyn")
-                        ok = ok and src is not None
-                    else:
-                        key_parts.append(tuple(v.ravel().tolist()))
-                key = tuple(key_parts)
-                if ok and key in shared:
-                    add.input[k] = shared[key]
-                    shared_masks += 1
-                elif ok:
-                    shared[key] = where.output[0]
+    if not masks:
+        raise ValueError("found no attention mask to replace (unexpected export)")
+    n_layers = sum(1 for i in g.input if i.name.startswith("past_key_values.") and
+                   i.name.endswith(".key"))
+    if masks != n_layers:
+        raise ValueError(f"replaced {masks} attention masks for {n_layers} layers")
+    g.input.append(helper.make_tensor_value_info(
+        BIAS_INPUT, TensorProto.FLOAT,
+        ["batch_size", 1, "sequence_length", "past_sequence_length + sequence_length"]))
     prune(g)
-    return {"nan_guards_removed": guards, "masks_finite": masks, "masks_shared": shared_masks}
+    used = {i for n in g.node for i in n.input}
+    for inp in [i for i in g.input if i.name not in used]:
+        g.input.remove(inp)
+    return {"nan_guards_removed": guards, "masks_replaced": masks}
 
 
 # ---- 3. int8 -------------------------------------------------------------------------------
@@ -339,7 +334,6 @@ def export_model(
     include_weights: bool = True,
     fp32_nodes: Sequence[str] = (),
     validate: bool = True,
-    simplify: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the artifact folder for a trained ``LlamaForCausalLM`` and return its config.
@@ -372,9 +366,10 @@ def export_model(
             variants["model.full.onnx"] = None
         for name, ids in variants.items():
             m = onnx.load(str(raw))
-            if simplify:
-                simplify_attention(m)
-            restrict_head(m, ids, last_only=True)
+            use_attention_bias(m)
+            # the digits-only graph: logits at every new position (the decoding loop reads
+            # one per sample branch); the full-vocabulary graph: last position only
+            restrict_head(m, ids, last_only=ids is None)
             fp32 = tmp_path / f"fp32-{name}"
             onnx.save(m, str(fp32))
             if keep_fp32 and name == MODEL_FILE:

@@ -135,6 +135,11 @@ class LaserModel:
         self.session = make_session(self.model_dir / model_file, threads)
         self.decoder = OnnxDecoder(self.session)
         head_tokens: list[str] = self.config["head_tokens"]
+        if self.decoder.last_only:
+            raise ModelFileError(
+                f"{self.model_dir / model_file}: logits of the last position only; the "
+                "constrained loop needs logits at every position (model.onnx)"
+            )
         if self.decoder.columns == len(head_tokens):
             columns = {t: i for i, t in enumerate(head_tokens)}
         else:  # a full-vocabulary graph

@@ -15,9 +15,13 @@ Every folder may hold a ``card.json``::
      "predictors": {"<name>": {"val_log_mae": 0.93, ...}, ...}}
 
 ``val_log_mae`` is the log-MAE on the ``val`` split, all conclusions, one example per run,
-as printed by ``laser-ci eval DATA_DIR --split val``. :func:`load_predictor` returns the
-loadable predictor with the lowest ``val_log_mae`` over every card, so the language model
-takes over as soon as its card says it beats the baselines.
+as printed by ``laser-ci eval DATA_DIR --split val`` (cold start: ``--history none``).
+``val_prior_log_mae`` (optional) is the same with ``--history prior`` (every run that has
+earlier runs sees them). :func:`load_predictor` returns the loadable predictor with the
+lowest ``val_log_mae`` over every card, ties broken by the lower ``val_prior_log_mae``
+(absent: last) and then by name, so the language model takes over as soon as its card
+says it beats the baselines. (``history-median`` falls back to ``tabular`` without
+history: same ``val_log_mae``; the tie goes to the better one with history.)
 """
 
 from __future__ import annotations
@@ -123,18 +127,20 @@ def available_predictors(model_dir: str | os.PathLike[str] | None = None) -> dic
     return out
 
 
+def _score(info: Any, key: str) -> float | None:
+    score = info.get(key) if isinstance(info, dict) else None
+    if isinstance(score, (int, float)) and math.isfinite(score):
+        return float(score)
+    return None
+
+
 def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str | None:
-    """The name with the lowest ``val_log_mae`` over every card, among ``names``."""
+    """The name with the lowest ``val_log_mae`` over every card, among ``names`` (ties:
+    see the module doc)."""
     cards = read_cards(model_dir)
-    best: tuple[float, str] | None = None
-    for card in cards.values():
-        for name, info in (card.get("predictors") or {}).items():
-            score = info.get("val_log_mae") if isinstance(info, dict) else None
-            if name in names and isinstance(score, (int, float)) and math.isfinite(score):
-                if best is None or score < best[0]:
-                    best = (float(score), name)
-    if best is not None:
-        return best[1]
+    ranked = [r for r in _ranked(model_dir) if r[1] in names]
+    if ranked:
+        return ranked[0][1]
     for card in cards.values():
         if card.get("best") in names:
             return str(card["best"])
@@ -142,14 +148,17 @@ def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str 
 
 
 def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, Path]]:
-    """``(val_log_mae, name, folder)`` from every card, best first."""
+    """``(val_log_mae, name, folder)`` from every card, best first (ties: the lower
+    ``val_prior_log_mae``, then the name)."""
     out = []
     for folder, card in read_cards(model_dir).items():
         for name, info in (card.get("predictors") or {}).items():
-            score = info.get("val_log_mae") if isinstance(info, dict) else None
-            if isinstance(score, (int, float)) and math.isfinite(score):
-                out.append((float(score), str(name), Path(folder)))
-    return sorted(out, key=lambda r: (r[0], r[1]))
+            score = _score(info, "val_log_mae")
+            if score is not None:
+                prior = _score(info, "val_prior_log_mae")
+                out.append((score, math.inf if prior is None else prior, str(name), Path(folder)))
+    out.sort(key=lambda r: (r[0], r[1], r[2]))
+    return [(score, name, folder) for score, _prior, name, folder in out]
 
 
 def _load_folder(folder: Path) -> dict[str, Predictor]:
@@ -179,7 +188,7 @@ def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor
     name = best_name(model_dir, set(preds))
     if name is not None:
         return preds[name]
-    for fallback in ("tabular", "text-linear", "median"):
+    for fallback in ("tabular", "history-median", "text-linear", "median"):
         if fallback in preds:
             return preds[fallback]
     if preds:

@@ -10,7 +10,10 @@
 The prompt layout is shared by training (:mod:`laser_ci.train`) and inference
 (:mod:`laser_ci.decode`), so both build token ids through :class:`PromptCodec`::
 
-    <eos> text-ids[:max_prompt_tokens] <sep> {"runtime_s": " d . d d e s d d "}
+    <eos> text-ids <sep> {"runtime_s": " d . d d e s d d "}
+
+``text-ids`` holds at most ``max_prompt_tokens`` ids: a longer text keeps its head and the
+start of its last line (the serializer's ``repo:`` profile line).
 
 Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
 to them), and each generated position is exactly one token. This module imports only
@@ -88,6 +91,7 @@ class PromptCodec:
     tokenizer: Tokenizer
     codec: NumberCodec = DEFAULT_CODEC
     max_prompt_tokens: int = 512
+    last_line_tokens: int = 96
     # filled in __post_init__
     pad_id: int = field(init=False)
     eos_id: int = field(init=False)
@@ -116,10 +120,23 @@ class PromptCodec:
     # ---- prompt ------------------------------------------------------------------------------
 
     def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
-        """The input part of each prompt: ``<eos> ids[:max_prompt_tokens] <sep>``."""
-        encs = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        """The input part of each prompt: ``<eos> ids <sep>``, at most ``max_prompt_tokens``
+        ids. A longer text keeps its head and the start of its last line (at most
+        ``last_line_tokens``; the serializer ends with the ``repo:`` profile line)."""
+        texts = list(texts)
+        encs = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        return [[self.eos_id, *self._fit(t, e), self.sep_id] for t, e in zip(texts, encs, strict=True)]
+
+    def _fit(self, text: str, enc: object) -> list[int]:
+        ids: list[int] = enc.ids  # type: ignore[attr-defined]
         n = self.max_prompt_tokens
-        return [[self.eos_id, *e.ids[:n], self.sep_id] for e in encs]
+        if len(ids) <= n:
+            return ids
+        start = text.rstrip("\n").rfind("\n") + 1  # where the last line begins
+        offsets = enc.offsets  # type: ignore[attr-defined]
+        k = next((i for i, (a, _b) in enumerate(offsets) if a >= start - 1), len(ids))
+        tail = ids[k : k + min(self.last_line_tokens, n // 4)] if k > n // 2 else []
+        return ids[: n - len(tail)] + tail
 
     def skeleton_prefix(self) -> list[int]:
         """The fixed ids before the first generated position (``{"runtime_s": "``)."""

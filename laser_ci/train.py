@@ -646,7 +646,8 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
 
     model = model.to("cpu").float().eval()
     export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                 keep_fp32=True, extra={"training": {"size": cfg.size, "seed": cfg.seed}})
+                 keep_fp32=True, full_vocab_graph=True,
+                 extra={"training": {"size": cfg.size, "seed": cfg.seed}})
     sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
     res = {
         "int8": decode_metrics(out, sample, "model.onnx", cfg.num_samples, max(cfg.threads, 1)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,16 @@ def test_features_read_the_history_block() -> None:
     assert f["history_config_changed"] == 1 and f["history_diff_lines"] == 2
     assert f["steps"] == 1 and f["run_steps"] == 0  # diff lines are not steps
     assert extract(text.replace(text.split("\n")[5], "history: none"))["history_none"] == 1
+
+
+def test_history_block_counts_and_relative_latest() -> None:
+    text = ("task: job\njob: t\nhistory: n=3 median=1.00e+02 p10=5.00e+01 p90=2.00e+02 "
+            "latest=2.00e+02\nhistory-config: changed +2 -1\n+ a\n+ b\n- c\nruns-on: x\n")
+    f = extract(text)
+    assert f["history_diff_added"] == 2 and f["history_diff_removed"] == 1
+    assert f["history_diff_lines"] == 3
+    assert f["history_latest_rel"] == pytest.approx(math.log(2))
+    assert f["history_spread_log"] == pytest.approx(math.log(4))
 
 
 def test_bag_vocabulary_needs_enough_repositories() -> None:
@@ -169,6 +180,36 @@ def test_tabular_predictor_round_trip(tmp_path: Path, examples: list[Example]) -
     q = TabularPredictor.load(tmp_path)
     assert q.predict(texts) == preds and q.info == {"test": True}
     assert q.predict([]) == []
+
+
+def test_tabular_warm_part_is_anchored_on_the_history(tmp_path: Path,
+                                                      examples: list[Example]) -> None:
+    pytest.importorskip("lightgbm")
+    from laser_ci.baselines import WarmPart, fit_lightgbm
+
+    p = _train_tabular(examples)
+    cold_texts = [e.text for e in examples]
+    warm_ex = [e for e in examples if e.text_warm is not None]
+    warm_texts = [e.text_warm for e in warm_ex]
+    before = p.predict(cold_texts + warm_texts)
+    feats = [extract(t) for t in warm_texts]
+    names = bag_vocabulary(feats, [e.repo for e in warm_ex], 1)
+    X = vectorize(feats, {n: i for i, n in enumerate(names)})
+    anchor = np.array([f[WarmPart.ANCHOR] for f in feats])
+    y = np.log([e.runtime_s for e in warm_ex]) - anchor
+    model = fit_lightgbm(X, y, {"objective": "regression_l1", "num_leaves": 3,
+                                "min_data_in_leaf": 2, "min_data_in_bin": 1}, 5)
+    p.warm = WarmPart(names, model, -0.3, 0.4, info={"warm": 1})
+    mu, lo, hi = p.predict_log(cold_texts + warm_texts)
+    n = len(cold_texts)
+    # cold texts: the cold model as before; warm texts: anchor + correction, own band
+    assert p.predict(cold_texts) == before[:n]
+    assert np.allclose(mu[n:], anchor + model.predict(X))
+    assert np.allclose(lo[n:], mu[n:] - 0.3) and np.allclose(hi[n:], mu[n:] + 0.4)
+    p.save(tmp_path)
+    q = TabularPredictor.load(tmp_path)
+    assert q.warm is not None and q.warm.info == {"warm": 1} and q.warm.offset_lo == -0.3
+    assert q.predict(cold_texts + warm_texts) == p.predict(cold_texts + warm_texts)
 
 
 def test_text_linear_matches_sklearn(tmp_path: Path, examples: list[Example]) -> None:
@@ -259,6 +300,15 @@ def test_load_predictor_picks_the_lowest_val_log_mae(
     # a card whose predictor cannot be loaded is skipped
     (lm / "laser.json").unlink()
     assert load_predictor(lm).name == "tabular"
+    # equal val_log_mae: the better one with history (val_prior_log_mae) wins the tie
+    tie = tmp_path / "tie"
+    shutil.copytree(model_dir / "baselines", tie / "baselines")
+    (tie / "baselines" / "card.json").write_text(json.dumps({"predictors": {
+        "tabular": {"val_log_mae": 0.9, "val_prior_log_mae": 0.4},
+        "text-linear": {"val_log_mae": 0.9, "val_prior_log_mae": 0.6},
+        "median": {"val_log_mae": 0.9}}}))
+    assert load_predictor(tie).name == "tabular"
+    assert P.best_name(tie, {"median", "text-linear"}) == "text-linear"
     empty = load_predictor(tmp_path / "nothing")
     assert empty.name == "median-default" and empty.predict(["x"])[0].p50 > 0
 
@@ -286,10 +336,11 @@ def run_eval(*args: str) -> str:
 
 def test_eval_json(model_dir: Path) -> None:
     report = json.loads(run_eval("--split", "all", "--format", "json", "--model", str(model_dir)))
-    assert report["n"] == 10 and report["n_success"] == 5 and report["fallback"] == 1
+    assert report["n"] == 15 and report["n_success"] == 10 and report["fallback"] == 1
+    assert report["history"] == "none"
     assert set(report["predictors"]) == {"median", "tabular", "text-linear"}
     for res in report["predictors"].values():
-        assert res["all"]["n"] == 10 and res["success"]["n"] == 5
+        assert res["all"]["n"] == 15 and res["success"]["n"] == 10
         assert set(res["all"]) == {"n", "log_mae", "mae_min", "spearman", "within_2x",
                                    "coverage"}
     assert report["predictors"]["median"]["all"]["spearman"] is None  # constant: no ranking

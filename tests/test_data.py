@@ -34,7 +34,7 @@ def by_run(examples: list[Example], run_id: str, kind: str) -> list[Example]:
 
 def test_raw_files_load_plain_and_gzip(tmp_path: Path) -> None:
     runs = load_runs(MINI)
-    assert len(runs) == 11 and runs[0]["id"] == "fixture01"
+    assert len(runs) == 16 and runs[0]["id"] == "fixture01"
     blobs = load_blobs(MINI)
     files = run_files(runs[8], blobs)
     assert set(files) == {
@@ -63,7 +63,7 @@ def test_missing_runs_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_every_positive_run_gives_one_workflow_example(examples: list[Example]) -> None:
     wf = [e for e in examples if e.kind == "workflow"]
-    assert sorted(e.run_id for e in wf) == [f"fixture{i:02d}" for i in range(1, 12) if i != 4]
+    assert sorted(e.run_id for e in wf) == [f"fixture{i:02d}" for i in range(1, 17) if i != 4]
     assert all(e.text.startswith("task: workflow\n") for e in wf)
     assert all(e.runtime_s > 0 for e in examples)
     first = by_run(examples, "fixture01", "workflow")[0]

@@ -46,11 +46,16 @@ def make_skeleton(codec: NumberCodec = DEFAULT_CODEC, full_vocab: bool = False) 
 
 
 class FakeDecoder:
-    """Logits are a deterministic function of the row's real token history."""
+    """Logits are a deterministic function of what each query token can attend to.
 
-    def __init__(self, columns: int, logit_fn=None) -> None:
+    The "KV cache" holds the token ids; a query's history is the keys its attention bias
+    leaves visible, in cache order, so tree attention is checked as a model would see it.
+    """
+
+    def __init__(self, columns: int, logit_fn=None, last_only: bool = False) -> None:
         self.columns = columns
         self.logit_fn = logit_fn or self.hashed_logits
+        self.last_only = last_only
         self.calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     @staticmethod
@@ -61,20 +66,23 @@ class FakeDecoder:
     def empty_past(self, batch: int) -> list[np.ndarray]:
         return [np.zeros((batch, 1, 0, 1), np.float32)]
 
-    def forward(self, input_ids, attention_mask, position_ids, past):
-        self.calls.append((input_ids.copy(), attention_mask.copy(), position_ids.copy()))
+    def forward(self, input_ids, position_ids, bias, past):
+        self.calls.append((input_ids.copy(), position_ids.copy(), bias.copy()))
         (kv,) = past
-        assert kv.shape[2] + input_ids.shape[1] == attention_mask.shape[1]
-        new = input_ids[:, None, :, None].astype(np.float32)
-        present = np.concatenate([kv, new], axis=2)
-        logits = np.zeros((len(input_ids), self.columns), np.float32)
-        for r in range(len(input_ids)):
-            real = attention_mask[r].astype(bool)
-            history = tuple(int(x) for x in present[r, 0, real, 0])
-            # positions of real tokens count 0, 1, 2, ... whatever the padding
-            assert position_ids[r, -1] == real.sum() - 1
-            logits[r] = self.logit_fn(history, self.columns)
-        return logits[:, None, :].repeat(input_ids.shape[1], axis=1)[:, -1, :], [present]
+        b, s = input_ids.shape
+        assert bias.shape == (b, 1, s, kv.shape[2] + s)
+        present = np.concatenate([kv, input_ids[:, None, :, None].astype(np.float32)], axis=2)
+        logits = np.zeros((b, s, self.columns), np.float32)
+        for r in range(b):
+            for q in range(s):
+                visible = np.flatnonzero(bias[r, 0, q] == 0)
+                if not len(visible):
+                    continue  # a padding query
+                assert visible[-1] == kv.shape[2] + q  # sees itself, nothing later
+                assert position_ids[r, q] == len(visible) - 1  # positions follow the branch
+                history = tuple(int(x) for x in present[r, 0, visible, 0])
+                logits[r, q] = self.logit_fn(history, self.columns)
+        return (logits[:, -1:] if self.last_only else logits), [present]
 
 
 def prompts(n: int, seed: int = 0) -> list[list[int]]:
@@ -120,6 +128,18 @@ def test_random_logits_full_vocab_columns_and_negative_exponents():
     assert signs == {"+", "-"}
 
 
+def _fed_groups(call, width):
+    """The real (unmasked) query tokens of one step, cut into groups of ``width``."""
+    ids, _pos, bias = call
+    groups = []
+    for r in range(len(ids)):
+        real = [q for q in range(ids.shape[1]) if (bias[r, 0, q] == 0).any()]
+        toks = [VOCAB[int(ids[r, q])] for q in real]
+        assert len(toks) % width == 0
+        groups += [toks[k : k + width] for k in range(0, len(toks), width)]
+    return groups
+
+
 def test_prefix_filling_feeds_known_tokens_without_a_pass():
     """Prompt+prefix in one pass, then [d1 .], [d2], [d3 e + 0]: 4 passes for 16 tokens."""
     codec = DEFAULT_CODEC
@@ -129,21 +149,32 @@ def test_prefix_filling_feeds_known_tokens_without_a_pass():
     stats = DecodeStats()
     out = sample_numbers(dec, ps, sk, num_samples=8, seed=0, stats=stats)
     assert stats.forward_passes == len(dec.calls) == 4
-    prefill, s1, s2, s3 = (c[0] for c in dec.calls)
+    prefill = dec.calls[0][0]
     prefix = sk.prefix()
     for r, p in enumerate(sorted(ps, key=len)):
         assert prefill[r, -len(p) - len(prefix):].tolist() == p + prefix
-    digit_ids = {ID[d] for d in "0123456789"}
-    assert s1.shape[1] == 2 and set(s1[:, 1]) == {ID["."]} and set(s1[:, 0]) <= digit_ids - {ID["0"]}
-    assert s2.shape[1] == 1 and set(s2[:, 0]) <= digit_ids
-    assert s3.shape[1] == 4
-    assert set(s3[:, 1]) == {ID["e"]} and set(s3[:, 2]) == {ID["+"]} and set(s3[:, 3]) == {ID["0"]}
-    # and the sampled values agree with the tokens that were fed for them
+    g1, g2, g3 = (_fed_groups(c, w) for c, w in zip(dec.calls[1:], (2, 1, 4), strict=True))
+    assert all(g[0] in "123456789" and g[1] == "." for g in g1)
+    assert all(g[0] in "0123456789" for g in g2)
+    assert all(g[0] in "0123456789" and g[1:] == ["e", "+", "0"] for g in g3)
+    # one group per distinct prefix, at most one per sample
+    assert len(g1) <= len(g2) <= len(g3) <= 3 * 8
     assert all(len(s) == 8 for s in out)
 
 
-def test_rows_are_distinct_prefixes():
-    """A peaked model: all samples share one prefix, so every pass runs one row per job."""
+def test_tree_attention_matches_one_job_at_a_time():
+    """Branches side by side in one row, jobs side by side in a batch: each token sees only
+    its own history, so the samples equal those of decoding each job alone."""
+    sk = make_skeleton()
+    ps = prompts(4, seed=2)
+    tree = sample_numbers(FakeDecoder(12), ps, sk, num_samples=64, seed=5)
+    alone = [sample_numbers(FakeDecoder(12), [p], sk, num_samples=64, seed=5)[0] for p in ps]
+    for x, y in zip(tree, alone, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_one_branch_per_job_when_the_model_is_sure():
+    """A peaked model: all samples share one prefix, so every step feeds one branch a job."""
 
     def peaked(history, columns):
         x = np.full(columns, -30.0)
@@ -154,7 +185,8 @@ def test_rows_are_distinct_prefixes():
     dec = FakeDecoder(12, peaked)
     stats = DecodeStats()
     out = sample_numbers(dec, prompts(4), sk, num_samples=100, seed=0, stats=stats)
-    assert [len(c[0]) for c in dec.calls] == [4, 4, 4, 4]
+    assert [c[0].shape[1] for c in dec.calls[1:]] == [2, 1, 4]
+    assert stats.step_rows == 3 * 4
     assert all(np.all(s == 4.44e4) for s in out)
     assert summarize_samples(out[0]) == (44400.0, 44400.0, 44400.0)
 
@@ -212,14 +244,15 @@ def test_naive_loop_generates_structure_and_counts_invalid():
     def parse(ids):
         return DEFAULT_CODEC.parse("".join(VOCAB[i] for i in ids))
 
-    dec = FakeDecoder(len(VOCAB), spell)
+    dec = FakeDecoder(len(VOCAB), spell, last_only=True)
     stats = DecodeStats()
     out = sample_naive(dec, prompts(3), parse=parse, eos_id=EOS, max_new_tokens=20,
                        num_samples=4, stats=stats)
     assert all(np.all(s == 473.0) for s in out)
     assert stats.forward_passes == len(target) + 1 and stats.invalid == 0
     # a model that never stops: every sample is invalid (NaN), and counted
-    bad = FakeDecoder(len(VOCAB), lambda h, c: np.eye(c)[ID["7"]] * 10)
+    bad = FakeDecoder(len(VOCAB), lambda h, c: np.eye(c)[ID["7"]] * 10,
+                      last_only=True)
     stats = DecodeStats()
     out = sample_naive(bad, prompts(2), parse=parse, eos_id=EOS, max_new_tokens=5,
                        num_samples=3, stats=stats)
@@ -246,3 +279,57 @@ def test_left_pad():
     ids, mask = left_pad([[5, 6, 7], [8]], pad_id=0)
     assert ids.tolist() == [[5, 6, 7], [0, 0, 8]]
     assert mask.tolist() == [[1, 1, 1], [0, 0, 1]]
+
+
+# ---- the prompt layout and the tokenizer (tokenizers only) -------------------------------------
+
+from laser_ci.tokenize import PromptCodec, train_tokenizer  # noqa: E402
+
+YAML = """name: CI
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-22.04
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          pytest -n 4 --timeout=300
+"""
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_tokenizer([YAML, YAML.replace("test", "build"), "task: job\nrepo: files=12\n"],
+                           vocab_size=300)
+
+
+def test_tokenizer_round_trips_and_splits_digits(tok):
+    for text in [YAML, "  a:\n\n\t- x: 12345\n", "ünïcode ✓ 3.14e+02"]:
+        enc = tok.encode(text, add_special_tokens=False)
+        assert tok.decode(enc.ids) == text
+        for t, (a, b) in zip(enc.tokens, enc.offsets, strict=True):
+            if any(c.isdigit() for c in text[a:b]):
+                assert b - a == 1  # every digit is a token of its own
+    assert [tok.id_to_token(i) for i in (0, 1, 2)] == ["<pad>", "<eos>", "<sep>"]
+
+
+def test_prompt_codec_skeleton_and_target(tok):
+    pc = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=64)
+    ids, generated = pc.target(473)
+    assert pc.decode_output(ids) == '{"runtime_s": "4.73e+02"}'
+    assert [pc.id_to_token[i] for i, g in zip(ids, generated, strict=True) if g] == list("473+02")
+    assert ids[: len(pc.skeleton_prefix())] == pc.skeleton_prefix()
+    (prompt,) = pc.encode_texts(["task: job\n"])
+    assert prompt[0] == pc.eos_id and prompt[-1] == pc.sep_id
+
+
+def test_long_prompts_keep_head_and_last_line(tok):
+    pc = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=60, last_line_tokens=12)
+    text = "task: job\n" + "steps: " + "x y z " * 200 + "\nrepo: files=12 size=3M ext=.py:4\n"
+    (ids,) = pc.encode_texts([text])
+    assert len(ids) == 60 + 2
+    body = tok.decode(ids[1:-1])
+    assert body.startswith("task: job\nsteps: x y z")
+    assert "\nrepo: files=12" in body and len(tok.encode(body[body.index("\nrepo"):]).ids) <= 12
+    short = "task: job\nrepo: files=1\n"
+    assert tok.decode(pc.encode_texts([short])[0][1:-1]) == short

@@ -18,7 +18,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("optimum.exporters.onnx")
 
-from laser_ci.decode import DecodeStats, OnnxDecoder, left_pad, sample_naive  # noqa: E402
+from laser_ci.decode import (  # noqa: E402
+    NEG,
+    DecodeStats,
+    OnnxDecoder,
+    causal_bias,
+    left_pad,
+    sample_naive,
+)
 from laser_ci.export import export_model  # noqa: E402
 from laser_ci.model import LaserModel, ModelFileError, make_session, read_config  # noqa: E402
 from laser_ci.numbers import DEFAULT_CODEC  # noqa: E402
@@ -101,9 +108,11 @@ def test_artifact_files_and_sha256(artifact: Path, tmp_path: Path):
         LaserModel(bad)
 
 
-def test_onnx_matches_torch_with_padding_and_cache(artifact: Path):
-    """The exported graph (fp32, simplified attention, sliced head) equals torch: prompts of
-    different lengths left-padded in one batch, then a 2-token step through the KV cache."""
+def test_onnx_matches_torch_with_padding_cache_and_tree_attention(artifact: Path):
+    """The exported graph (fp32, attention bias input, digits-only head) equals torch:
+    prompts of different lengths left-padded in one batch; then, through the KV cache, two
+    branches side by side in one row (tree attention), each seeing only the prompt and
+    itself, with positions that continue the prompt."""
     model = torch_model(artifact)
     lm = LaserModel(artifact, model_file="model.fp32.onnx")
     head = read_config(artifact)["head_token_ids"]
@@ -112,18 +121,29 @@ def test_onnx_matches_torch_with_padding_and_cache(artifact: Path):
     dec = OnnxDecoder(make_session(artifact / "model.fp32.onnx"))
     ids, mask = left_pad(prompts, 0)
     pos = np.maximum(mask.cumsum(1) - 1, 0)
-    logits, past = dec.forward(ids, mask, pos, dec.empty_past(len(ids)))
+    logits, past = dec.forward(ids, pos, causal_bias(mask), dec.empty_past(len(ids)))
+    t = ids.shape[1]
     dot = lm.prompt.tokenizer.token_to_id(".")
-    step = np.array([[lm.prompt.token_ids["4"], dot]] * len(ids))
-    mask2 = np.concatenate([mask, np.ones_like(step)], axis=1)
-    pos2 = mask.sum(1, keepdims=True) + np.arange(2)
-    logits2, _ = dec.forward(step, mask2, pos2, past)
+    four, seven = lm.prompt.token_ids["4"], lm.prompt.token_ids["7"]
+    branches = [[four, dot], [seven, dot]]
+    step = np.array([branches[0] + branches[1]] * len(ids))
+    seen = mask.sum(1, keepdims=True)
+    pos2 = np.concatenate([seen + np.arange(2), seen + np.arange(2)], axis=1)
+    bias = np.full((len(ids), 1, 4, t + 4), NEG, dtype=np.float32)
+    bias[:, 0, :, :t] = np.where(mask.astype(bool), 0, NEG)[:, None, :]
+    for o in (0, 2):  # each branch: causal over its own two tokens only
+        bias[:, 0, o, t + o] = 0
+        bias[:, 0, o + 1, t + o : t + o + 2] = 0
+    logits2, _ = dec.forward(step, pos2, bias, past)
+    assert logits.shape == (len(ids), t, len(head)) and logits2.shape == (len(ids), 4, len(head))
     with torch.no_grad():
         for r, p in enumerate(prompts):
             ref = model(torch.tensor([p])).logits[0, -1, head].numpy()
-            np.testing.assert_allclose(logits[r], ref, atol=2e-4, rtol=1e-4)
-            ref2 = model(torch.tensor([p + step[r].tolist()])).logits[0, -1, head].numpy()
-            np.testing.assert_allclose(logits2[r], ref2, atol=2e-4, rtol=1e-4)
+            np.testing.assert_allclose(logits[r, -1], ref, atol=2e-4, rtol=1e-4)
+            for k, br in enumerate(branches):
+                ref2 = model(torch.tensor([p + br])).logits[0, -2:, head].numpy()
+                np.testing.assert_allclose(logits2[r, 2 * k : 2 * k + 2], ref2, atol=2e-4,
+                                           rtol=1e-4)
 
 
 def test_model_learned_the_runtimes(artifact: Path):
@@ -159,25 +179,23 @@ def test_seeded_and_batch_independent(artifact: Path):
     assert any(not np.array_equal(x, y) for x, y in zip(a, other, strict=True))
 
 
-def test_full_vocab_graph_constrained_equals_restricted(artifact: Path):
-    """Constrained decoding reads only the legal columns of a full-vocabulary graph too: same
-    distribution as the digits-only graph (up to int8 rounding of the two graphs)."""
-    texts = [e.text for e in synthetic_examples()[::7]]
-    a = LaserModel(artifact).sample(texts)
-    b = LaserModel(artifact, model_file="model.full.onnx").sample(texts)
-    for x, y in zip(a, b, strict=True):
-        assert abs(np.log(np.median(x) / np.median(y))) < 0.1
+def test_constrained_loop_needs_the_digits_graph(artifact: Path):
+    """The full-vocabulary graph (naive baseline) gives last-position logits only, which tree
+    attention cannot use: LaserModel refuses it instead of decoding wrongly."""
+    with pytest.raises(ModelFileError, match="every position"):
+        LaserModel(artifact, model_file="model.full.onnx")
 
 
 def test_naive_decoding_on_the_full_graph(artifact: Path):
-    lm = LaserModel(artifact, model_file="model.full.onnx")
+    lm = LaserModel(artifact)
+    full = OnnxDecoder(make_session(artifact / "model.full.onnx"))
     texts = [e.text for e in synthetic_examples()[::7]]
     stats = DecodeStats()
 
     def parse(ids):
         return DEFAULT_CODEC.parse(lm.prompt.decode_output(ids))
 
-    out = sample_naive(lm.decoder, lm.prompt.encode_texts(texts), parse=parse,
+    out = sample_naive(full, lm.prompt.encode_texts(texts), parse=parse,
                        eos_id=lm.prompt.eos_id, max_new_tokens=24, num_samples=8, stats=stats)
     assert len(out) == len(texts)
     valid = sum(np.isfinite(s).sum() for s in out)

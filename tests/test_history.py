@@ -32,7 +32,8 @@ def test_only_the_last_runs_count() -> None:
 
 def test_diff_of_serialized_configs() -> None:
     old = "task: job\njob: t\nhistory: none\nsteps:\n- run: |\n    pytest\nrepo: files=1\n"
-    new = "task: job\njob: t\nhistory: none\nsteps:\n- run: |\n    pytest -n 4\n- uses: a/b@v1\nrepo: files=2\n"
+    new = ("task: job\njob: t\nhistory: none\nsteps:\n- run: |\n    pytest -n 4\n- uses: a/b@v1\n"
+           "repo: files=2\n")
     diff = config_diff(old, new)
     assert diff == ("+ pytest -n 4", "- pytest", "+ - uses: a/b@v1")
     assert config_diff(old, old.replace("files=1", "files=9")) == ()
