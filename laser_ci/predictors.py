@@ -68,7 +68,10 @@ FAMILIES: dict[str, tuple[Callable[[Path], bool], Callable[[Path], dict[str, Any
 }
 
 # used only when no model folder is shipped at all: about the shared data's median run
-DEFAULT_LOG_P50 = math.log(300.0)
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """The model folder holds no predictor laser-ci can load."""
 
 
 def default_model_dir() -> Path:
@@ -175,8 +178,8 @@ def _load_folder(folder: Path) -> dict[str, Predictor]:
 def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor:
     """The best shipped predictor (see the module doc). Only the winner's folder is loaded.
 
-    Without any shipped model, a constant median predictor (``median-default``) so that
-    ``estimate`` still answers.
+    Raises :class:`ModelNotFoundError` (one readable line) when the folder holds no
+    predictor: a made-up constant is never passed off as a prediction.
     """
     loaded: dict[Path, dict[str, Predictor]] = {}
     for _score, name, folder in _ranked(model_dir):
@@ -193,8 +196,5 @@ def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor
             return preds[fallback]
     if preds:
         return next(iter(preds.values()))
-    from laser_ci.baselines import MedianPredictor
-
-    p = MedianPredictor(DEFAULT_LOG_P50, math.log(30.0), math.log(3000.0))
-    p.name = "median-default"
-    return p
+    raise ModelNotFoundError(f"no model found in {_model_dir(model_dir)} (expected baselines/ "
+                             "or a language model folder; see --model)")

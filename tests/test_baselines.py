@@ -309,8 +309,8 @@ def test_load_predictor_picks_the_lowest_val_log_mae(
         "median": {"val_log_mae": 0.9}}}))
     assert load_predictor(tie).name == "tabular"
     assert P.best_name(tie, {"median", "text-linear"}) == "text-linear"
-    empty = load_predictor(tmp_path / "nothing")
-    assert empty.name == "median-default" and empty.predict(["x"])[0].p50 > 0
+    with pytest.raises(P.ModelNotFoundError, match="no model found"):
+        load_predictor(tmp_path / "nothing")
 
 
 def test_shipped_model_loads_if_present() -> None:
