@@ -17,9 +17,18 @@
 
 Validation repositories are excluded from the tokenizer and the pretraining corpus too.
 
-Scaling: the loops run through ``accelerate``; ``accelerate launch -m laser_ci.cli train ...``
-or ``torchrun --nproc-per-node N -m laser_ci.cli train ...`` trains data-parallel on several
-GPUs (``--mixed-precision bf16`` on GPUs). On CPU keep ``--threads`` at the cores you have.
+Scaling: the loops run through ``accelerate``. ``--device cuda --mixed-precision bf16`` on
+one GPU; ``accelerate launch $(which laser-ci) train ...`` or ``torchrun --nproc-per-node N
+$(which laser-ci) train ...`` trains data-parallel on several GPUs. On CPU keep ``--threads``
+at the cores you have. ``--save-bundle FILE`` writes the prepared data (tokenizer, packed
+corpus, examples; a few MB) so a machine without the data set can train with
+``--bundle FILE``; ``--init DIR --epochs 0`` exports and checks a checkpoint trained elsewhere.
+
+Measured (``small``, 5.1M parameters): on one H200, pretraining ran 2M tokens/s
+(195M tokens in 96 s, bf16, batch 128x512) and one fine-tuning epoch took ~15 s; on this
+2-core CPU at 1 thread, a pretraining step (8x512 tokens) takes ~2.7 s and fine-tuning
+~0.2 s per example (about 17 min per epoch of the 5k training examples) when the machine is
+otherwise idle.
 
 ``laser-ci finetune --data COLLECTED_DIR --base model/ --out DIR`` adapts a shipped model
 (its ``weights.safetensors``) to one repository's own history: the latest 20% of runs by
@@ -70,6 +79,7 @@ class TrainConfig:
     max_prompt_tokens: int = 512
     kinds: tuple[str, ...] = ("job", "workflow")
     success_only: bool = False
+    warm: bool = True  # train on the text with the history block when a run has history
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -117,6 +127,9 @@ def load_labeled(data_dir: str | os.PathLike[str], cfg: TrainConfig) -> tuple[li
     if cfg.success_only:
         examples = [e for e in examples if e.conclusion == "success"]
     examples = [e for e in examples if e.runtime_s > 0]
+    if cfg.warm:  # the input with the history block of earlier runs, when there are any
+        examples = [LabeledText(getattr(e, "prior_text", e.text), e.runtime_s, e.kind,
+                                e.conclusion, e.repo) for e in examples]
     train = [e for e in examples if split_of(e.repo) == "train"]
     val = [e for e in examples if split_of(e.repo) == "val"]
     return train, val
@@ -498,7 +511,9 @@ def decode_metrics(model_dir: Path, examples: Sequence[Any], model_file: str,
 
 
 def _sample_val(val: Sequence[Any], n: int, seed: int) -> list[Any]:
-    if not n or len(val) <= n:
+    if n <= 0:
+        return []
+    if len(val) <= n:
         return list(val)
     return random.Random(seed).sample(list(val), n)
 
@@ -705,12 +720,19 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     cut = runs[int(len(runs) * 0.8)] if len(runs) >= 5 else runs[-1]
     train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
+    if cfg.warm:  # history blocks come from earlier runs of the same folder only
+        train_ex, val_ex = (
+            [LabeledText(getattr(e, "prior_text", e.text), e.runtime_s, e.kind, e.conclusion,
+                         e.repo) for e in exs] for exs in (train_ex, val_ex))
     prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
                            "data": {"train": len(train_ex), "val": len(val_ex)}}
     before = evaluate_loss(model, make_items(val_ex, prompt), prompt.pad_id, cfg.batch_size,
                            acc.device)
     log["val_before"] = before
+    if cfg.max_val_decode:
+        log["eval_before"] = decode_metrics(base, _sample_val(val_ex, cfg.max_val_decode, cfg.seed),
+                                            "model.onnx", cfg.num_samples, max(cfg.threads, 1))
     best = finetune_loop(model, make_items(train_ex, prompt), make_items(val_ex, prompt), cfg,
                          acc, prompt.pad_id, log)
     if best is not None:
@@ -743,6 +765,9 @@ def _common(f: Any) -> Any:
         click.option("--kinds", default="job,workflow", show_default=True,
                      help="Task kinds to train on."),
         click.option("--success-only", is_flag=True, help="Train on successful runs only."),
+        click.option("--warm/--cold", default=None,
+                     help="Texts with the history block of earlier runs when there are any "
+                          "(default) or always without."),
         click.option("--max-val-decode", type=int, default=None,
                      help="Validation examples decoded with the exported graphs."),
         click.option("--finetune-minutes", type=float, default=None,
@@ -817,4 +842,5 @@ def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **
     kw.setdefault("epochs", None)
     cfg = _cfg_from(TrainConfig(epochs=3, lr=2e-4, patience=1, pretrain_steps=0), **kw)
     log = run_finetune(data_dir, base_dir, out_dir, cfg, device=device)
-    click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval")}, indent=2))
+    click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval_before", "eval")},
+                          indent=2))

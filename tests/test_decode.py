@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -307,7 +308,7 @@ def test_tokenizer_round_trips_and_splits_digits(tok):
     for text in [YAML, "  a:\n\n\t- x: 12345\n", "ünïcode ✓ 3.14e+02"]:
         enc = tok.encode(text, add_special_tokens=False)
         assert tok.decode(enc.ids) == text
-        for t, (a, b) in zip(enc.tokens, enc.offsets, strict=True):
+        for a, b in enc.offsets:
             if any(c.isdigit() for c in text[a:b]):
                 assert b - a == 1  # every digit is a token of its own
     assert [tok.id_to_token(i) for i in (0, 1, 2)] == ["<pad>", "<eos>", "<sep>"]
@@ -333,3 +334,24 @@ def test_long_prompts_keep_head_and_last_line(tok):
     assert "\nrepo: files=12" in body and len(tok.encode(body[body.index("\nrepo"):]).ids) <= 12
     short = "task: job\nrepo: files=1\n"
     assert tok.decode(pc.encode_texts([short])[0][1:-1]) == short
+
+
+# ---- the shipped model (onnxruntime + tokenizers only) -----------------------------------------
+
+SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"
+
+
+@pytest.mark.skipif(not (SHIPPED / "laser.json").is_file(), reason="no shipped model/lm")
+def test_shipped_model_loads_checks_and_predicts():
+    """model/lm: every file matches its sha256, and predictions are valid and seeded."""
+    from laser_ci.model import LaserModel, read_config
+
+    config = read_config(SHIPPED)  # checks the sha256 of every listed file
+    assert {"model.onnx", "tokenizer.json"} <= set(config["files"])
+    lm = LaserModel(SHIPPED)
+    texts = ["task: job\njob: build\nruns-on: ubuntu-latest\nsteps:\n- run: ./gradlew build\n",
+             "task: workflow\njobs: 2 definitions, 4 instances\n", "task: job\n"]
+    a, b = lm.predict(texts), lm.predict(texts[::-1])[::-1]
+    assert a == b
+    for r in a:
+        assert DEFAULT_CODEC.min_value <= r.p10 <= r.p50 <= r.p90 <= DEFAULT_CODEC.max_value

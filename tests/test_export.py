@@ -53,9 +53,7 @@ class Ex:
 def synthetic_examples() -> list[Ex]:
     """Runtime decided by the text: a `sleep N` step, on one of two task kinds."""
     out = []
-    for k, (seconds, kind) in enumerate(
-        [(s, kind) for s in (12, 45, 300, 2400) for kind in ("job", "workflow")]
-    ):
+    for seconds, kind in [(s, kind) for s in (12, 45, 300, 2400) for kind in ("job", "workflow")]:
         for j in range(6):
             text = (
                 f"task: {kind}\nworkflow: CI {j}\njob: build\nruns-on: ubuntu-latest\n"
