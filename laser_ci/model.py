@@ -4,8 +4,8 @@ A model folder (written by :func:`laser_ci.export.export_model`) holds::
 
     laser.json          config: architecture, prompt budget, number codec, decoding defaults,
                         and the sha256 of every other file (checked at load)
-    model.onnx          int8 decoder with a KV cache; logits of the last position, digit and
-                        sign columns only
+    model.onnx          int8 decoder with a KV cache and an attention-bias input; logits of
+                        the digit and sign tokens at every fed position
     tokenizer.json      the BPE (laser_ci.tokenize)
     weights.safetensors fp16 torch weights + hf_config.json: the base of ``laser-ci finetune``
                         (not read at inference)
@@ -13,6 +13,9 @@ A model folder (written by :func:`laser_ci.export.export_model`) holds::
 :class:`LaserModel` implements :class:`laser_ci.predict.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
 (:func:`laser_ci.decode.sample_numbers`), and the result is their p10/median/p90.
+
+To register it with :mod:`laser_ci.predictors`: ``LOADERS["lm"] = load_models`` (the folder
+``model/lm`` with its ``card.json``).
 """
 
 from __future__ import annotations
