@@ -133,8 +133,11 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             fields, cost = _size_job(job, wf, runtime, predictor, profile, opts)
             jobs.append({**_job_json(job, runtime), "history_runs": n, **fields})
             costs.append(cost)
-        totals = summarize(costs, runs=estimate_monthly_runs(wf.triggers, wf.on,
-                                                             given=opts.runs_per_month))
+        past = history.for_workflow(wf.path) if history is not None else None
+        counted = ((len(past.runtimes), past.span_days)
+                   if past is not None and past.span_days else None)
+        totals = summarize(costs, runs=estimate_monthly_runs(
+            wf.triggers, wf.on, given=opts.runs_per_month, history=counted))
         # A workflow only ever called by others runs as part of its callers: shown, not
         # added to the totals a second time.
         called_only = wf.triggers == ["workflow_call"]

@@ -129,6 +129,7 @@ class PastRuns:
 
     runtimes: tuple[float, ...]
     previous_text: str | None = None
+    span_days: float | None = None  # from the first to the last of these runs
 
     def history_for(self, current_text: str) -> History | None:
         diff = None if self.previous_text is None else config_diff(self.previous_text, current_text)

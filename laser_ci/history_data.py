@@ -268,7 +268,9 @@ def load_history_index(
 
     def past(runs: list[Example]) -> PastRuns:
         once = list({e.run_id: e for e in runs}.values())  # one entry per run
-        return PastRuns(tuple(e.runtime_s for e in once), once[-1].text)
+        times = [t for e in once if (t := parse_time(e.commit_date)) is not None]
+        span = (max(times) - min(times)) / 86400 if len(times) > 1 else None
+        return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span)
 
     return HistoryIndex(
         jobs={k: past(v) for k, v in jobs.items()},

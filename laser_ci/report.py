@@ -97,7 +97,7 @@ def render_table(result: dict[str, Any]) -> str:
     if not result["workflows"]:
         lines.append("no workflows estimated")
         lines.append("")
-    if result.get("assumptions"):
+    if result.get("assumptions") and result["workflows"]:
         lines.append("assumptions: " + " ".join(result["assumptions"]))
     lines.append(f"predictor: {result['predictor']}")
     return "\n".join(lines) + "\n"
@@ -138,7 +138,7 @@ def render_markdown(result: dict[str, Any]) -> str:
             where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
             out.append(f"- `{_md(where)}`: {_md(err['message'])}")
         out.append("")
-    if result.get("assumptions"):
+    if result.get("assumptions") and result["workflows"]:
         out.append("<details><summary>Assumptions behind the costs</summary>")
         out.append("")
         out.extend(f"- {_md(a)}" for a in result["assumptions"])

@@ -348,6 +348,9 @@ def test_estimate_with_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert "history-config: changed +1 -1" in unit_text  # -count=2 is new since run 16
     e2e_text = next(t for t in recorder.seen if "job: End to end" in t)
     assert "history-config: unchanged" in e2e_text
+    # the monthly projection counts the collected runs over their time span
+    assert out["workflows"][0]["cost"]["runs_per_month_basis"] is not None
+    assert "history" in out["workflows"][0]["cost"]["runs_per_month_basis"]
     # without --history: cold start everywhere
     recorder.seen.clear()
     result = CliRunner().invoke(main, ["estimate", str(repo / ".github" / "workflows"),
