@@ -308,14 +308,14 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
             if f.status == "renamed":
                 renamed[prev] = f.filename
 
-    head_src = _RefFiles(repo, head_sha)
+    head_src = RefFiles(repo, head_sha)
     head_src.load_tree()
     head_wfs = _list_workflows(head_src, settings.workflows)
     for path in head_wfs:
         head_src.with_deps(path)
     changed_head = [p for p in head_wfs if head_src.touches(p, changed_files)]
 
-    base_src = _RefFiles(repo, base_sha)
+    base_src = RefFiles(repo, base_sha)
     base_src.load_tree()
     to_base = {h: b for b, h in renamed.items()}
     base_targets = [to_base.get(p, p) for p in changed_head if p not in added]
@@ -457,7 +457,7 @@ def _github(settings: Settings) -> Any:
     )
 
 
-class _RefFiles:
+class RefFiles:
     """The repository at one commit, read through the REST API and never checked out.
 
     One git-trees call lists every path (for the repository profile the predictor reads, and
@@ -590,7 +590,7 @@ def _is_workflow(path: str, workflows: str) -> bool:
     return path.endswith(_YAML) and path.rsplit("/", 1)[0] == workflows
 
 
-def _list_workflows(src: _RefFiles, workflows: str) -> list[str]:
+def _list_workflows(src: RefFiles, workflows: str) -> list[str]:
     if workflows.endswith(_YAML):
         return [workflows] if src.get(workflows) is not None else []
     return [p for p in src.listdir(workflows) if _is_workflow(p, workflows)]

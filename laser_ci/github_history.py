@@ -93,7 +93,7 @@ def fetch_history(
     """Past runs of ``workflow_paths`` on ``branch`` through ``repo`` (a PyGithub
     ``Repository``): the history index and notes for the report (empty when all went well).
 
-    ``sources`` maps commit SHAs to :class:`laser_ci.action._RefFiles` already read (the
+    ``sources`` maps commit SHAs to :class:`laser_ci.action.RefFiles` already read (the
     PR's base, say), so the newest run's files are not fetched twice; new ones are added.
     """
     index = HistoryIndex(jobs={}, workflows={}, source=f"completed runs on {branch}")
@@ -253,13 +253,13 @@ def _previous_texts(repo: Any, path: str, sha: str, cached: dict[str, Any],
 
 def _serialize_at(repo: Any, path: str, sha: str,
                   sources: MutableMapping[str, Any]) -> tuple[dict[str, str], str] | None:
-    from laser_ci.action import _RefFiles
+    from laser_ci.action import RefFiles
     from laser_ci.parse import read_workflows
     from laser_ci.serialize import serialize_job, serialize_workflow
 
     src = sources.get(sha)
     if src is None:
-        src = _RefFiles(repo, sha)
+        src = RefFiles(repo, sha)
         src.load_tree()
         sources[sha] = src
     if not src.with_deps(path):

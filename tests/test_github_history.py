@@ -9,7 +9,7 @@ from fakegithub import FakeGitHub
 from github import Auth, Github
 
 from laser_ci import github_history
-from laser_ci.action import _RefFiles
+from laser_ci.action import RefFiles
 from laser_ci.github_history import NO_PERMISSION, default_cache_dir, fetch_history
 from laser_ci.parse import read_workflows
 from laser_ci.serialize import serialize_job
@@ -105,7 +105,7 @@ def test_max_runs_keeps_the_newest(gh, tmp_path):
 
 def test_previous_text_is_the_job_as_the_newest_run_ran_it(gh, tmp_path):
     index, _ = fetch_history(_repo(gh), [CI], branch="main", cache_dir=tmp_path)
-    src = _RefFiles(_repo(gh), gh.shas[1])
+    src = RefFiles(_repo(gh), gh.shas[1])
     src.load_tree()
     src.with_deps(CI)
     (wf,), _ = read_workflows(src.files, [CI])
@@ -119,7 +119,7 @@ def test_previous_text_is_the_job_as_the_newest_run_ran_it(gh, tmp_path):
 
 
 def test_sources_already_read_are_reused(gh, tmp_path):
-    src = _RefFiles(_repo(gh), gh.shas[1])
+    src = RefFiles(_repo(gh), gh.shas[1])
     src.load_tree()
     gh.clear_requests()
     index, _ = fetch_history(_repo(gh), [CI], branch="main", cache_dir=tmp_path,
