@@ -7,6 +7,7 @@ import math
 import shutil
 from pathlib import Path
 
+import gha_mini
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -26,7 +27,7 @@ from laser_ci.data import Example, load_examples
 from laser_ci.features import extract
 from laser_ci.predictors import available_predictors, load_predictor
 
-MINI = Path(__file__).parent / "fixtures" / "gha-mini"
+MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
 
 
 @pytest.fixture(scope="module")

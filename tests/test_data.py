@@ -6,6 +6,7 @@ import gzip
 import shutil
 from pathlib import Path
 
+import gha_mini
 import pytest
 
 from laser_ci.data import (
@@ -20,7 +21,7 @@ from laser_ci.data import (
     summarize,
 )
 
-MINI = Path(__file__).parent / "fixtures" / "gha-mini"
+MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
 
 
 @pytest.fixture(scope="module")

@@ -206,10 +206,10 @@ def test_naive_decoding_on_the_full_graph(artifact: Path):
 def test_train_and_finetune_commands(tmp_path: Path):
     """`laser-ci train` and `laser-ci finetune` end to end on the tiny fixture folder."""
     from click.testing import CliRunner
+    from gha_mini import MINI as data
 
     from laser_ci.train import finetune_command, train_command
 
-    data = FIXTURES / "gha-mini"
     out = tmp_path / "m"
     r = CliRunner().invoke(train_command, [
         "--data", str(data), "--out", str(out), "--size", "tiny", "--pretrain-steps", "3",

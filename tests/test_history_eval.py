@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+import gha_mini
 import pytest
 from click.testing import CliRunner
 
@@ -34,7 +35,7 @@ from laser_ci.predict import Runtime
 from laser_ci.serialize import serialize_job, serialize_workflow
 
 FIXTURES = Path(__file__).parent / "fixtures"
-MINI = FIXTURES / "gha-mini"
+MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
 PIPELINE = ".github/workflows/pipeline.yml"
 
 
