@@ -31,6 +31,7 @@ from laser_ci.repo_profile import profile_dir
 from laser_ci.serialize import serialize_job
 from laser_ci.size import (
     Needs,
+    PredictOn,
     advise,
     combine,
     cost_assumptions,
@@ -83,18 +84,53 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
     }  # + "history_runs": earlier runs the prediction saw (None: cold start)
 
 
-def _size_job(job: JobInstance, wf: Workflow, runtime: Runtime, predictor: Predictor,
-              profile: RepoProfile | None, opts: SizingOptions) -> tuple[dict[str, Any], Any]:
-    """Runner, cost and advice for one job; re-predicts on alternative runners on demand."""
+class _OtherRunners:
+    """Predictions of jobs as if they ran on another runner, asked for by the sizing advice.
+
+    ``advise`` asks for them one label at a time; a model's cost is per call, not per
+    text, so :meth:`gather` first runs the advice with placeholders to learn which
+    (job, label) pairs it wants and predicts them all in one batch. A label asked only
+    in the real pass (the advice took another branch) is predicted on its own."""
+
+    def __init__(self, predictor: Predictor, profile: RepoProfile | None,
+                 history: HistoryIndex | None) -> None:
+        self.predictor, self.profile, self.history = predictor, profile, history
+        self.cache: dict[tuple[int, str], Runtime] = {}
+        self.asked: dict[tuple[int, str], str] = {}
+
+    def text(self, job: JobInstance, wf: Workflow, label: str) -> str:
+        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history)[0]
+
+    def predict_on(self, key: int, job: JobInstance, wf: Workflow, placeholder: Runtime | None,
+                   ) -> PredictOn:
+        def predict(label: str) -> Runtime | None:
+            if job.remote_workflow:
+                return None
+            if (key, label) in self.cache:
+                return self.cache[(key, label)]
+            if placeholder is not None:  # the dry pass: note the question
+                self.asked[(key, label)] = self.text(job, wf, label)
+                return placeholder
+            rt = self.predictor.predict([self.text(job, wf, label)])[0]
+            self.cache[(key, label)] = rt
+            return rt
+
+        return predict
+
+    def gather(self) -> None:
+        keys = [k for k in self.asked if k not in self.cache]
+        if keys:
+            got = self.predictor.predict([self.asked[k] for k in keys])
+            self.cache.update(zip(keys, got, strict=True))
+        self.asked.clear()
+
+
+def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
+              opts: SizingOptions) -> tuple[dict[str, Any], Any]:
+    """Runner, cost and advice for one job."""
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
                             self_hosted_rate=opts.self_hosted_rate)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
-
-    def predict_on(label: str) -> Runtime | None:
-        if job.remote_workflow:
-            return None
-        return predictor.predict([serialize_job(replace(job, runs_on=label), wf, profile)])[0]
-
     advice = advise(runtime, runner, job.timeout_minutes, visibility=opts.visibility,
                     predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
@@ -122,15 +158,21 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     texts = [t for t, _ in prepared]
     warm = [n for _, n in prepared]
     runtimes = predictor.predict(texts) if texts else []
+    others = _OtherRunners(predictor, profile, history)
+    pairs = [(job, wf) for wf in workflows for job in wf.jobs]
+    for k, ((job, wf), rt) in enumerate(zip(pairs, runtimes, strict=True)):  # dry pass
+        _size_job(job, rt, others.predict_on(k, job, wf, rt), opts)
+    others.gather()
     out: list[dict[str, Any]] = []
     all_totals = []
-    i = 0
+    i = k = 0
     for wf in workflows:
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs = [], []
         for job, runtime, n in zip(wf.jobs, mine, warm[i - len(wf.jobs): i], strict=True):
-            fields, cost = _size_job(job, wf, runtime, predictor, profile, opts)
+            fields, cost = _size_job(job, runtime, others.predict_on(k, job, wf, None), opts)
+            k += 1
             jobs.append({**_job_json(job, runtime), "history_runs": n, **fields})
             costs.append(cost)
         past = history.for_workflow(wf.path) if history is not None else None

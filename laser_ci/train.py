@@ -79,7 +79,10 @@ class TrainConfig:
     max_prompt_tokens: int = 512
     kinds: tuple[str, ...] = ("job", "workflow")
     success_only: bool = False
-    warm: bool = True  # train on the text with the history block when a run has history
+    # the history block in training texts (laser_ci.history_data.training_texts): "drop"
+    # uses the block when a run has earlier runs, except with probability p_cold
+    history_mode: str = "drop"
+    p_cold: float = 0.3
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -127,12 +130,24 @@ def load_labeled(data_dir: str | os.PathLike[str], cfg: TrainConfig) -> tuple[li
     if cfg.success_only:
         examples = [e for e in examples if e.conclusion == "success"]
     examples = [e for e in examples if e.runtime_s > 0]
-    if cfg.warm:  # the input with the history block of earlier runs, when there are any
-        examples = [LabeledText(getattr(e, "prior_text", e.text), e.runtime_s, e.kind,
-                                e.conclusion, e.repo) for e in examples]
     train = [e for e in examples if split_of(e.repo) == "train"]
     val = [e for e in examples if split_of(e.repo) == "val"]
-    return train, val
+    return with_history_texts(train, val, cfg)
+
+
+def with_history_texts(train: Sequence[Any], val: Sequence[Any],
+                       cfg: TrainConfig) -> tuple[list[LabeledText], list[LabeledText]]:
+    """Training texts per ``cfg.history_mode`` (cold and warm start in one model); the
+    validation texts carry the history block whenever there are earlier runs (``cold``:
+    never), as ``laser-ci eval --history prior`` feeds them."""
+    from laser_ci.history_data import training_texts
+
+    pairs = training_texts(train, mode=cfg.history_mode, p_cold=cfg.p_cold, seed=cfg.seed)
+    tr = [LabeledText(t, e.runtime_s, e.kind, e.conclusion, e.repo) for t, e in pairs]
+    warm_val = cfg.history_mode != "cold"
+    va = [LabeledText(e.text_warm if warm_val and e.text_warm is not None else e.text,
+                      e.runtime_s, e.kind, e.conclusion, e.repo) for e in val]
+    return tr, va
 
 
 def pack_tokens(token_lists: Sequence[Sequence[int]], seq_len: int, eos_id: int) -> np.ndarray:
@@ -208,6 +223,31 @@ def build_model(vocab_size: int, size: str | dict[str, int], max_positions: int 
 
 def count_parameters(model: Any) -> int:
     return int(sum(p.numel() for p in model.parameters()))
+
+
+def load_model(folder: str | os.PathLike[str]) -> Any:
+    """An fp32 ``LlamaForCausalLM`` from a shipped model folder (``laser.json`` with
+    ``weights.safetensors`` and ``hf_config.json``) or a transformers checkpoint folder."""
+    from safetensors.torch import load_file
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from laser_ci.model import read_config
+
+    base = Path(folder)
+    if not (base / "laser.json").is_file():
+        return LlamaForCausalLM.from_pretrained(str(base)).float()
+    files = read_config(base)["files"]
+    for name in ("weights.safetensors", "hf_config.json"):
+        if name not in files:
+            raise click.ClickException(f"{base}: no {name}; this model cannot be fine-tuned")
+    model = LlamaForCausalLM(LlamaConfig.from_dict(json.loads((base / "hf_config.json").read_text())))
+    missing, unexpected = model.load_state_dict(
+        {k: v.float() for k, v in load_file(str(base / "weights.safetensors")).items()},
+        strict=False)
+    if [k for k in missing if k != "lm_head.weight"] or unexpected:
+        raise click.ClickException(f"{base}: weights do not fit the config: {missing} {unexpected}")
+    model.tie_weights()
+    return model
 
 
 def _lr_lambda(total: int, warmup: int, plan: dict[str, int] | None = None):
@@ -625,9 +665,7 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     tok = prep.tokenizer
     prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
     if init:
-        from transformers import LlamaForCausalLM
-
-        model = LlamaForCausalLM.from_pretrained(init)
+        model = load_model(init)
     else:
         model = build_model(tok.get_vocab_size(), cfg.size, max(2048, cfg.max_prompt_tokens + 64))
     log["parameters"] = count_parameters(model)
@@ -686,30 +724,17 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
                  out_dir: str | os.PathLike[str], cfg: TrainConfig, *,
                  device: str = "auto") -> dict[str, Any]:
     """Adapt a shipped model to one repository's history (``laser-ci finetune``)."""
-    from safetensors.torch import load_file
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from laser_ci.data import load_examples
     from laser_ci.model import read_config
     from laser_ci.tokenize import load_tokenizer
 
     base = Path(base_dir)
     base_cfg = read_config(base)
-    for name in ("weights.safetensors", "hf_config.json"):
-        if name not in base_cfg["files"]:
-            raise click.ClickException(f"{base}: no {name}; this model cannot be fine-tuned")
     cfg = replace(cfg, max_prompt_tokens=int(base_cfg["prompt"]["max_prompt_tokens"]))
     codec = NumberCodec(**base_cfg["codec"])
     acc = _accelerator(cfg, device)
     tok = load_tokenizer(base / "tokenizer.json")
-    hf_cfg = LlamaConfig.from_dict(json.loads((base / "hf_config.json").read_text()))
-    model = LlamaForCausalLM(hf_cfg)
-    missing, unexpected = model.load_state_dict(
-        {k: v.float() for k, v in load_file(str(base / "weights.safetensors")).items()},
-        strict=False)
-    if [k for k in missing if k != "lm_head.weight"] or unexpected:
-        raise click.ClickException(f"{base}: weights do not fit the config: {missing} {unexpected}")
-    model.tie_weights()
+    model = load_model(base)
     model.to(acc.device)
     examples = [e for e in load_examples(data_dir, kinds=cfg.kinds, cache=False) if e.runtime_s > 0]
     if cfg.success_only:
@@ -720,10 +745,8 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     cut = runs[int(len(runs) * 0.8)] if len(runs) >= 5 else runs[-1]
     train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
-    if cfg.warm:  # history blocks come from earlier runs of the same folder only
-        train_ex, val_ex = (
-            [LabeledText(getattr(e, "prior_text", e.text), e.runtime_s, e.kind, e.conclusion,
-                         e.repo) for e in exs] for exs in (train_ex, val_ex))
+    # history blocks come from earlier runs of the same folder only
+    train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg)
     prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
                            "data": {"train": len(train_ex), "val": len(val_ex)}}
@@ -765,9 +788,13 @@ def _common(f: Any) -> Any:
         click.option("--kinds", default="job,workflow", show_default=True,
                      help="Task kinds to train on."),
         click.option("--success-only", is_flag=True, help="Train on successful runs only."),
-        click.option("--warm/--cold", default=None,
-                     help="Texts with the history block of earlier runs when there are any "
-                          "(default) or always without."),
+        click.option("--history-mode", type=click.Choice(["drop", "both", "warm", "cold"]),
+                     default=None,
+                     help="History block in training texts: drop (the block when a run has "
+                          "earlier runs, left out with probability --p-cold; default), both "
+                          "(each such run twice), warm (always) or cold (never)."),
+        click.option("--p-cold", type=float, default=None,
+                     help="drop: probability of training a run with history cold [0.3]."),
         click.option("--max-val-decode", type=int, default=None,
                      help="Validation examples decoded with the exported graphs."),
         click.option("--finetune-minutes", type=float, default=None,
@@ -806,8 +833,8 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 @click.option("--vocab-size", type=int, default=None)
 @click.option("--corpus-max-docs", type=int, default=None)
 @click.option("--init", type=click.Path(exists=True, file_okay=False), default=None,
-              help="Start from a saved checkpoint folder (e.g. OUT/pretrained): "
-                   "skips the tokenizer and pretraining.")
+              help="Start from a saved checkpoint folder (e.g. OUT/pretrained) or a shipped "
+                   "model folder (e.g. model/lm): skips the tokenizer and pretraining.")
 @click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
 @_common
 def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | None,

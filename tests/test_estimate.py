@@ -1,0 +1,74 @@
+"""``estimate_workflows``: alternative-runner predictions for the sizing advice are batched."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from laser_ci import estimate
+from laser_ci.estimate import estimate_workflows
+from laser_ci.parse import read_workflows
+from laser_ci.predict import Runtime
+
+WORKFLOW = """
+on: push
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps: [{run: ruff check .}]
+  build:
+    runs-on: ubuntu-latest
+    steps: [{run: make -j all}]
+  mac:
+    runs-on: macos-latest
+    steps: [{run: xcodebuild}]
+  big:
+    runs-on: ubuntu-latest-8-cores
+    steps: [{run: make test}]
+"""
+SECONDS = {"lint": 40.0, "build": 2400.0, "mac": 1800.0, "big": 900.0}
+
+
+class _Recording:
+    """Runtime by job name, faster on bigger runners; records every call."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        self.calls.append(len(texts))
+        out = []
+        for text in texts:
+            lines = text.splitlines()
+            job = next(x for x in lines if x.startswith("job: ")).removeprefix("job: ")
+            runs_on = next(x for x in lines if x.startswith("runs-on: "))
+            s = SECONDS[job] / (2.0 if "cores" in runs_on else 1.0)
+            out.append(Runtime(s * 0.8, s, s * 1.3))
+        return out
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, batched: bool) -> tuple[dict, list[int]]:
+    if not batched:
+        monkeypatch.setattr(estimate._OtherRunners, "gather", lambda self: self.asked.clear())
+    workflows, errors = read_workflows({"w.yml": WORKFLOW}, ["w.yml"])
+    predictor = _Recording()
+    return estimate_workflows(workflows, errors, predictor), predictor.calls
+
+
+def test_other_runner_predictions_come_in_one_batch_with_the_same_result(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    batched, calls = _run(monkeypatch, batched=True)
+    with monkeypatch.context() as m:
+        one_by_one, calls_one = _run(m, batched=False)
+    assert batched == one_by_one
+    asked = sum(calls_one) - calls_one[0]
+    assert asked >= 2  # the advice did ask about other runners
+    assert calls == [len(SECONDS), asked]  # the jobs, then every alternative at once
+    assert all(c == 1 for c in calls_one[1:])
+    predicted = [row for job in batched["workflows"][0]["jobs"] for a in job["advice"]
+                 for row in (a.get("suggested") or {}).get("alternatives", [])
+                 if "predicted_p50_s" in row]
+    assert predicted, batched["workflows"][0]["jobs"]
