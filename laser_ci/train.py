@@ -327,6 +327,17 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
     return tqdm(total=total, desc=desc, disable=not enabled, dynamic_ncols=True, mininterval=2.0)
 
 
+def _from_main(accelerator: Any, value: Any) -> Any:
+    """``value`` as the main process has it, on every process: decisions that end a loop
+    (time limits, early stopping) must agree across data-parallel processes, or the ones
+    that go on wait forever for the others."""
+    if accelerator.num_processes == 1:
+        return value
+    from accelerate.utils import broadcast_object_list
+
+    return broadcast_object_list([value], from_process=0)[0]
+
+
 def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
              log: dict[str, Any]) -> None:
     """Causal-LM training on packed ``rows`` for ``cfg.pretrain_steps`` steps."""
@@ -374,9 +385,9 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
         if step % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
         if limit and step == 29:  # fit the schedule to the steps the time limit allows
-            fit = int(limit / ((time.time() - t0) / 30))
+            fit = _from_main(accelerator, int(limit / ((time.time() - t0) / 30)))
             plan["total"] = max(min(steps, fit), warmup + 1)
-        if limit and time.time() - t0 > limit:
+        if limit and step >= 29 and done >= plan["total"]:
             break
     bar.close()
     del wrapped, opt, sched
@@ -445,6 +456,7 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
     limit = cfg.finetune_minutes * 60
     bar = _progress(total, "finetune", accelerator.is_main_process)
     stop = False
+    done_steps, stop_at = 0, total + 1
     for epoch in range(cfg.epochs):
         wrapped.train()
         batches = batches_by_length(len(train_items), lengths, cfg.batch_size * world, rng)
@@ -466,19 +478,21 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
             bar.update(1)
             if len(losses) % 20 == 0:
                 bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-20:]):.3f}")
-            done_steps = bar.n
+            done_steps += 1
             if limit and done_steps == 30:  # fit the schedule to what the time limit allows
-                fit = int(limit / ((time.time() - t0) / 30))
+                fit = _from_main(accelerator, int(limit / ((time.time() - t0) / 30)))
                 if fit < total:
                     plan["warmup"] = min(warmup, max(fit // 10, 1))
                     plan["total"] = max(fit, plan["warmup"] + 1)
-            if limit and time.time() - t0 > limit:
+                    stop_at = plan["total"]
+            if done_steps >= stop_at:
                 stop = True
                 break
         metrics = {"epoch": epoch, "train_loss": float(np.mean(losses)) if losses else None}
         if val_items and accelerator.is_main_process:
             metrics.update(evaluate_loss(unwrapped, val_items, pad_id, cfg.batch_size * 2,
                                          accelerator.device))
+        metrics = _from_main(accelerator, metrics)
         score = metrics.get("number_loss", -epoch)
         history.append(metrics)
         if accelerator.is_main_process:
@@ -853,8 +867,9 @@ def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | N
         return
     log = run_training(data_dir, out_dir, cfg, device=device, init=init, export=not no_export,
                        bundle=bundle)
-    click.echo(json.dumps({k: log.get(k) for k in ("parameters", "data", "eval", "seconds")},
-                          indent=2))
+    if int(os.environ.get("RANK", "0")) == 0:  # one summary under torchrun / accelerate
+        click.echo(json.dumps({k: log.get(k) for k in ("parameters", "data", "eval", "seconds")},
+                              indent=2))
 
 
 @click.command("finetune")

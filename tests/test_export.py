@@ -7,6 +7,7 @@ Needs the ``train`` extra (torch, transformers, optimum-onnx); skipped without i
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -227,3 +228,30 @@ def test_train_and_finetune_commands(tmp_path: Path):
         "--max-val-decode", "3"])
     assert r.exit_code == 0, r.output
     assert read_config(ft)["files"]["model.onnx"]
+
+
+def test_train_data_parallel_on_two_cpu_processes(tmp_path: Path):
+    """The same command under ``torchrun`` (2 processes, gloo on CPU): shards the data, agrees
+    on early stopping, and writes one report and one model."""
+    import subprocess
+
+    from gha_mini import MINI as data
+
+    torchrun = shutil.which("torchrun")
+    if torchrun is None:
+        pytest.skip("torchrun not installed")
+    out = tmp_path / "ddp"
+    r = subprocess.run(
+        [torchrun, "--nproc-per-node", "2", "-m", "laser_ci", "train", "--data", str(data),
+         "--out", str(out), "--size", "tiny", "--pretrain-steps", "4", "--epochs", "6",
+         "--patience", "1", "--lr", "3e-2", "--vocab-size", "300", "--max-prompt-tokens", "64",
+         "--max-val-decode", "3", "--device", "cpu"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads((out / "train_report.json").read_text())
+    assert report["processes"] == 2
+    assert report["pretrain"]["steps"] == 4
+    assert report["finetune"]["history"]
+    assert r.stdout.count('"parameters"') == 1
+    LaserModel(out).predict(["task: job\n"])
