@@ -84,6 +84,31 @@ def history_lines(history: History | None) -> list[str]:
     return out
 
 
+def split_history_block(text: str) -> tuple[str, list[str]]:
+    """``text`` without its history block, and the block's lines in the order the language
+    model reads them at the end of its prompt (:class:`laser_ci.tokenize.PromptCodec`): the
+    ``history-config`` line and its diff first, then the ``history:`` line with the median
+    moved last, so the median's digits sit a fixed number of tokens before the digits the
+    model writes. A text without a block comes back unchanged with ``[]``."""
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("history: ")), None)
+    if at is None:
+        return text, []
+    end = at + 1
+    config: list[str] = []
+    if end < len(lines) and lines[end].startswith("history-config: "):
+        config.append(lines[end])
+        changed = lines[end].startswith("history-config: changed")
+        end += 1
+        while changed and end < len(lines) and lines[end].startswith(("+ ", "- ")):
+            config.append(lines[end])
+            end += 1
+    fields = lines[at].split(" ")
+    median = [f for f in fields if f.startswith("median=")]
+    numbers = " ".join([f for f in fields if not f.startswith("median=")] + median)
+    return "\n".join(lines[:at] + lines[end:]), [*config, numbers]
+
+
 def _config_lines(text: str) -> list[str]:
     """The configuration part of a serialized text: without history and profile lines."""
     out: list[str] = []

@@ -10,10 +10,12 @@
 The prompt layout is shared by training (:mod:`laser_ci.train`) and inference
 (:mod:`laser_ci.decode`), so both build token ids through :class:`PromptCodec`::
 
-    <eos> text-ids <sep> {"runtime_s": " d . d d e s d d "}
+    <eos> text-ids history-ids <sep> {"runtime_s": " d . d d e s d d "}
 
-``text-ids`` holds at most ``max_prompt_tokens`` ids: a longer text keeps its head and the
-start of its last line (the serializer's ``repo:`` profile line).
+``history-ids`` is the serializer's history block moved to the end of the prompt, its
+median last (the nearest number to the output); ``text-ids`` is the rest of the text. Both
+together hold at most ``max_prompt_tokens`` ids: a longer text keeps its head and the start
+of its last line (the serializer's ``repo:`` profile line).
 
 Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
 to them), and each generated position is exactly one token. This module imports only
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from laser_ci.history import split_history_block
 from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
 
 PAD = "<pad>"
@@ -120,16 +123,46 @@ class PromptCodec:
     # ---- prompt ------------------------------------------------------------------------------
 
     def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
-        """The input part of each prompt: ``<eos> ids <sep>``, at most ``max_prompt_tokens``
-        ids. A longer text keeps its head and the start of its last line (at most
-        ``last_line_tokens``; the serializer ends with the ``repo:`` profile line)."""
-        texts = list(texts)
-        encs = self.tokenizer.encode_batch(texts, add_special_tokens=False)
-        return [[self.eos_id, *self._fit(t, e), self.sep_id] for t, e in zip(texts, encs, strict=True)]
+        """The input part of each prompt: ``<eos> body history <sep>``, at most
+        ``max_prompt_tokens`` ids between ``<eos>`` and ``<sep>``.
 
-    def _fit(self, text: str, enc: object) -> list[int]:
-        ids: list[int] = enc.ids  # type: ignore[attr-defined]
+        The serializer's history block (:func:`laser_ci.history.split_history_block`) moves
+        to the end, next to the output, so that copying from the history is a fixed-offset
+        lookup. It keeps its ``history:`` line whole (its end, should that exceed half the
+        budget) and its diff while the block fits a third of the budget; the body gets the
+        rest. A longer body keeps its head and the start of its
+        last line (at most ``last_line_tokens``; the serializer ends with the ``repo:``
+        profile line)."""
+        parts = [split_history_block(t) for t in texts]
+        bodies = [b.rstrip("\n") if block else b for b, block in parts]
+        encs = self.tokenizer.encode_batch(bodies, add_special_tokens=False)
+        configs = self.tokenizer.encode_batch(
+            ["\n" + "\n".join(block[:-1]) if len(block) > 1 else "" for _, block in parts],
+            add_special_tokens=False)
+        numbers = self.tokenizer.encode_batch(
+            ["\n" + block[-1] if block else "" for _, block in parts], add_special_tokens=False)
+        out = []
         n = self.max_prompt_tokens
+        for body, enc, cfg, num, (_, block) in zip(bodies, encs, configs, numbers, parts,
+                                                    strict=True):
+            tail = num.ids[-(n // 2):]  # whole in practice (~50 ids); its end if n is tiny
+            tail = self._whole_lines(cfg, "\n" + "\n".join(block[:-1]),
+                                     n // 3 - len(tail)) + tail
+            out.append([self.eos_id, *self._fit(body, enc, n - len(tail)), *tail, self.sep_id])
+        return out
+
+    @staticmethod
+    def _whole_lines(enc: object, text: str, n: int) -> list[int]:
+        """The ids of the lines of ``text`` (each starting with a newline) that fit in ``n``."""
+        ids: list[int] = enc.ids  # type: ignore[attr-defined]
+        if len(ids) <= n:
+            return ids
+        offsets = enc.offsets  # type: ignore[attr-defined]
+        k = max((i for i in range(1, max(n, 0) + 1) if text[offsets[i][0]] == "\n"), default=0)
+        return ids[:k]
+
+    def _fit(self, text: str, enc: object, n: int) -> list[int]:
+        ids: list[int] = enc.ids  # type: ignore[attr-defined]
         if len(ids) <= n:
             return ids
         start = text.rstrip("\n").rfind("\n") + 1  # where the last line begins

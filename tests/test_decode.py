@@ -336,6 +336,25 @@ def test_long_prompts_keep_head_and_last_line(tok):
     assert tok.decode(pc.encode_texts([short])[0][1:-1]) == short
 
 
+def test_prompt_ends_with_the_history_block_median_last(tok):
+    pc = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=400, last_line_tokens=12)
+    numbers = "history: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02"
+    diff = "".join(f"+ run: step {i}\n" for i in range(40))  # longer than a third of 400
+    text = ("task: job\n" + numbers + "\nhistory-config: changed +40 -0\n" + diff
+            + "steps: " + "x y z " * 200 + "\nrepo: files=12\n")
+    (ids,) = pc.encode_texts([text])
+    assert len(ids) == 400 + 2
+    prompt = tok.decode(ids[1:-1])
+    assert prompt.startswith("task: job\nsteps: x y z") and "\nrepo: files=12\n" in prompt
+    assert prompt.endswith("\nhistory: n=3 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02 median=2.00e+02")
+    assert "history-config: changed +40 -0\n+ run: step 0\n" in prompt
+    assert "+ run: step 39" not in prompt  # the diff gives way: at most a third of the budget
+    # the median's digits are the same distance from the output in every prompt
+    short = "task: job\n" + numbers + "\nhistory-config: unchanged\nrepo: files=1\n"
+    for p in (ids, pc.encode_texts([short])[0]):
+        assert [tok.id_to_token(i) for i in p[-9:-1]] == list("2.00e+02")
+
+
 # ---- the shipped model (onnxruntime + tokenizers only) -----------------------------------------
 
 SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"

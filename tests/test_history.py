@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from laser_ci.history import History, config_diff, history_lines
+from laser_ci.history import History, config_diff, history_lines, split_history_block
+from laser_ci.history_data import with_history_block
 
 
 def test_absent_history_is_stated() -> None:
@@ -50,3 +51,36 @@ def test_diff_ignores_an_embedded_history_block() -> None:
     a = "job: t\nhistory: n=1\nhistory-config: changed +1 -1\n+ run: x\n- run: y\nruns-on: u\n- uses: a@v1\n"
     b = "job: t\nhistory: none\nruns-on: u\n- uses: a@v1\n"
     assert config_diff(a, b) == ()
+
+
+BODY = "task: job\njob: test\n{hist}runs-on: ubuntu-latest\nsteps:\n- run: pytest\nrepo: files=3"
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("", []),
+        ("history: none\n", ["history: none"]),
+        ("history: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02\n"
+         "history-config: unchanged\n",
+         ["history-config: unchanged",
+          "history: n=3 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02 median=2.00e+02"]),
+        ("history: n=1 median=6.00e+01 p10=6.00e+01 p90=6.00e+01 latest=6.00e+01\n"
+         "history-config: changed +1 -1\n+ run: pytest -n 4\n- run: pytest\n",
+         ["history-config: changed +1 -1", "+ run: pytest -n 4", "- run: pytest",
+          "history: n=1 p10=6.00e+01 p90=6.00e+01 latest=6.00e+01 median=6.00e+01"]),
+    ],
+)
+def test_split_history_block_moves_the_median_last(block: str, expected: list[str]) -> None:
+    body, lines = split_history_block(BODY.format(hist=block))
+    assert body == BODY.format(hist="")  # the step "- run: pytest" is not taken for a diff
+    assert lines == expected
+
+
+def test_split_history_block_of_a_rendered_block() -> None:
+    text = BODY.format(hist="history: none\n")
+    warm = with_history_block(text, History.of([100, 200, 300], ["+ run: make"]))
+    body, lines = split_history_block(warm)
+    assert body == BODY.format(hist="")
+    assert lines[0] == "history-config: changed +1 -0" and lines[1] == "+ run: make"
+    assert lines[-1].endswith("median=2.00e+02")
