@@ -69,6 +69,23 @@ SIZES: dict[str, dict[str, int]] = {
 }
 
 
+# Named starting points for ``laser-ci train --preset``; options given on the command line
+# override them. The figures in model/lm/MODEL_CARD.md name the preset they came from.
+PRESETS: dict[str, dict[str, Any]] = {
+    # from scratch on a 2-core CPU in under an hour: tokenizer, 20 min of pretraining on
+    # 256-token rows, 25 min of fine-tuning, export and checks
+    "cpu-1h": dict(size="small", threads=2, max_prompt_tokens=256, pretrain_seq_len=256,
+                   pretrain_batch_size=16, pretrain_lr=1e-3, pretrain_steps=100_000,
+                   pretrain_minutes=20.0, epochs=20, batch_size=32, lr=5e-4, patience=2,
+                   finetune_minutes=25.0, max_val_decode=200, num_samples=16),
+    # one GPU (the shipped base model: an H200, bf16, ~2 minutes of pretraining)
+    "gpu": dict(size="small", threads=8, mixed_precision="bf16", max_prompt_tokens=512,
+                pretrain_seq_len=512, pretrain_batch_size=128, pretrain_lr=2e-3,
+                pretrain_steps=100_000, pretrain_minutes=1.8, epochs=8, batch_size=32,
+                lr=1e-4, patience=2),
+}
+
+
 @dataclass
 class TrainConfig:
     """Every knob of a training run (written to ``train_report.json``)."""
@@ -793,12 +810,11 @@ def _common(f: Any) -> Any:
         click.option("--weight-decay", type=float, default=None),
         click.option("--patience", type=int, default=None,
                      help="Epochs without a better validation loss before stopping."),
-        click.option("--threads", type=int, default=1, show_default=True,
-                     help="torch CPU threads."),
+        click.option("--threads", type=int, default=None, help="torch CPU threads [1]."),
         click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
                      show_default=True),
         click.option("--mixed-precision", type=click.Choice(["no", "bf16", "fp16"]),
-                     default="no", show_default=True),
+                     default=None, help="[no]"),
         click.option("--kinds", default="job,workflow", show_default=True,
                      help="Task kinds to train on."),
         click.option("--success-only", is_flag=True, help="Train on successful runs only."),
@@ -837,7 +853,11 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 @click.option("--out", "out_dir", default="runs/model", show_default=True,
               type=click.Path(file_okay=False),
               help="Where the model folder (and checkpoints, report) go.")
-@click.option("--size", type=click.Choice(sorted(SIZES)), default="small", show_default=True)
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), default=None,
+              help="A named configuration (cpu-1h: from scratch on 2 CPU cores in under an "
+                   "hour; gpu: one GPU). Other options override it.")
+@click.option("--size", type=click.Choice(sorted(SIZES)), default=None,
+              help="Model size [small].")
 @click.option("--pretrain-steps", type=int, default=None)
 @click.option("--pretrain-batch-size", type=int, default=None)
 @click.option("--pretrain-lr", type=float, default=None)
@@ -852,10 +872,11 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 @click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
 @_common
 def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | None,
-                  out_dir: str, size: str, init: str | None, no_export: bool,
-                  device: str, **kw: Any) -> None:
+                  out_dir: str, preset: str | None, size: str | None, init: str | None,
+                  no_export: bool, device: str, **kw: Any) -> None:
     """Train the runtime language model from scratch (see laser_ci/train.py)."""
-    cfg = _cfg_from(TrainConfig(size=size), **kw)
+    base = replace(TrainConfig(), **PRESETS[preset]) if preset else TrainConfig()
+    cfg = _cfg_from(base, size=size, **kw)
     if (data_dir is None) == (bundle is None):
         raise click.UsageError("give exactly one of --data and --bundle")
     if save_bundle:

@@ -213,12 +213,15 @@ def test_train_and_finetune_commands(tmp_path: Path):
 
     out = tmp_path / "m"
     r = CliRunner().invoke(train_command, [
-        "--data", str(data), "--out", str(out), "--size", "tiny", "--pretrain-steps", "3",
-        "--epochs", "1", "--vocab-size", "300", "--max-prompt-tokens", "64",
-        "--max-val-decode", "3"])
+        "--data", str(data), "--out", str(out), "--preset", "cpu-1h", "--size", "tiny",
+        "--pretrain-steps", "3", "--epochs", "1", "--vocab-size", "300",
+        "--max-prompt-tokens", "64", "--max-val-decode", "3"])
     assert r.exit_code == 0, r.output
     report = json.loads((out / "train_report.json").read_text())
     assert report["pretrain"]["steps"] == 3
+    config = report["config"]  # the preset, with the options given overriding it
+    assert (config["size"], config["max_prompt_tokens"], config["epochs"]) == ("tiny", 64, 1)
+    assert (config["pretrain_seq_len"], config["threads"], config["pretrain_minutes"]) == (256, 2, 20)
     assert {"int8", "fp32"} <= set(report["eval"])
     assert (out / "checkpoint" / "config.json").is_file()
     LaserModel(out).predict(["task: job\n"])
