@@ -156,6 +156,21 @@ def test_training_texts_modes(examples: list[Example]) -> None:
         training_texts(examples, mode="sometimes")
 
 
+def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
+    from laser_ci.train import TrainConfig, with_history_texts
+
+    warm = [e for e in examples if e.text_warm is not None]
+    assert warm
+    tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="drop", p_cold=0.0))
+    assert [t.text for t in tr] == [e.prior_text for e in examples] == [v.text for v in va]
+    tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="drop", p_cold=1.0))
+    assert [t.text for t in tr] == [e.text for e in examples]
+    assert [v.text for v in va] == [e.prior_text for e in examples]  # val: as eval --history prior
+    tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="cold"))
+    assert [t.text for t in tr] == [e.text for e in examples] == [v.text for v in va]
+    assert [(t.runtime_s, t.repo) for t in tr] == [(e.runtime_s, e.repo) for e in examples]
+
+
 # --- history median ----------------------------------------------------------------------------
 
 
