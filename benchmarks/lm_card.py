@@ -1,0 +1,85 @@
+"""Score a language-model folder on the validation split and write its ``card.json``.
+
+    python benchmarks/lm_card.py --model model/lm --data ../shared/data/gha-runs [--write]
+
+Runs what ``laser-ci eval DATA --split val --history prior --predictor laser-lm --model
+MODEL`` runs, for both example kinds (``workflow``: one example per run; ``job``), and prints
+one JSON object with the figures :mod:`laser_ci.predictors` compares across families
+(``val_log_mae``: cold start, workflow runs; ``val_prior_log_mae``: with history), the warm
+and warm-changed subsets, and the p10-p90 coverage. ``--write`` also stores it as
+``MODEL/card.json`` (not a hashed file of the model). The baselines' card comes from
+``benchmarks/baselines.py`` in the same shape, so the two are comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.data import load_examples  # noqa: E402
+from laser_ci.evaluate import evaluate  # noqa: E402
+from laser_ci.model import load_models  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--model", default="model/lm")
+    ap.add_argument("--data", default="../shared/data/gha-runs")
+    ap.add_argument("--write", action="store_true", help="write MODEL/card.json")
+    args = ap.parse_args()
+
+    predictors = dict(load_models(args.model))
+    val = load_examples(args.data, split="val")
+    reports = {}
+    t0 = time.perf_counter()
+    for kind in ("workflow", "job"):
+        report, _ = evaluate(predictors, [e for e in val if e.kind == kind], history="prior")
+        reports[kind] = report
+    seconds = time.perf_counter() - t0
+
+    def metric(kind: str, name: str, regime: str, subset: str = "all", runs: str = "all",
+               key: str = "log_mae") -> float:
+        res = reports[kind]["predictors"][name]
+        res = res if regime == "prior" else res["regimes"][regime]
+        res = res if subset == "all" else res["subsets"][subset]
+        return res[runs][key]
+
+    card = {
+        "best": min(predictors, key=lambda n: metric("workflow", n, "none")),
+        "predictors": {
+            n: {
+                "val_log_mae": metric("workflow", n, "none"),
+                "val_success_log_mae": metric("workflow", n, "none", runs="success"),
+                "val_job_log_mae": metric("job", n, "none"),
+                "val_prior_log_mae": metric("workflow", n, "prior"),
+                "val_warm_log_mae": metric("workflow", n, "prior", "warm"),
+                "val_warm_success_log_mae": metric("workflow", n, "prior", "warm", "success"),
+                "val_warm_changed_log_mae": metric("workflow", n, "prior", "warm-changed"),
+                "val_job_warm_log_mae": metric("job", n, "prior", "warm"),
+                "val_coverage_p10_p90": metric("workflow", n, "none", key="coverage"),
+                "val_warm_coverage_p10_p90": metric("workflow", n, "prior", "warm",
+                                                    key="coverage"),
+                "val_spearman": metric("workflow", n, "none", key="spearman"),
+            }
+            for n in predictors
+        },
+        "metrics": "log-MAE on val, kind workflow unless named job; val_log_mae: --history "
+                   "none (cold start); val_prior_log_mae: --history prior; warm: runs with "
+                   "earlier runs; warm_changed: and the workflow file changed since the "
+                   "previous run (benchmarks/lm_card.py)",
+        "examples": {k: {"n": r["n"], "subsets": r.get("subsets")} for k, r in reports.items()},
+        "seconds": round(seconds, 1),
+    }
+    text = json.dumps(card, indent=1)
+    print(text)
+    if args.write:
+        (Path(args.model) / "card.json").write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
