@@ -222,6 +222,21 @@ def training_texts(
     return out
 
 
+def rescaled(e: Example, scale: float) -> tuple[str, float]:
+    """``e``'s warm text and runtime with the runtime and every earlier runtime multiplied
+    by ``scale`` (a training augmentation: the ratio to the history stays, the absolute
+    level that a model could memorize per repository does not)."""
+    from laser_ci.history import history_lines
+
+    if e.history is None or e.text_warm is None:
+        raise ValueError("rescaled needs an example with earlier runs")
+    hist = History(tuple(r * scale for r in e.history.runtimes), e.history.diff)
+    lines = e.text_warm.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("history: "))
+    lines[at] = history_lines(hist)[0]
+    return "\n".join(lines), e.runtime_s * scale
+
+
 # --- prediction time: a collected folder ----------------------------------------------------
 
 

@@ -100,6 +100,10 @@ class TrainConfig:
     # uses the block when a run has earlier runs, except with probability p_cold
     history_mode: str = "drop"
     p_cold: float = 0.3
+    # share of warm training texts whose runtime and history are rescaled together by a
+    # factor exp(U(-scale_range, scale_range)): teaches reading the history, not the repo
+    scale_aug: float = 0.5
+    scale_range: float = 1.5
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -157,10 +161,16 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any],
     """Training texts per ``cfg.history_mode`` (cold and warm start in one model); the
     validation texts carry the history block whenever there are earlier runs (``cold``:
     never), as ``laser-ci eval --history prior`` feeds them."""
-    from laser_ci.history_data import training_texts
+    from laser_ci.history_data import rescaled, training_texts
 
     pairs = training_texts(train, mode=cfg.history_mode, p_cold=cfg.p_cold, seed=cfg.seed)
-    tr = [LabeledText(t, e.runtime_s, e.kind, e.conclusion, e.repo) for t, e in pairs]
+    rng = random.Random(cfg.seed + 1)
+    tr = []
+    for text, e in pairs:
+        runtime = e.runtime_s
+        if text is e.text_warm and e.text_warm is not None and rng.random() < cfg.scale_aug:
+            text, runtime = rescaled(e, math.exp(rng.uniform(-cfg.scale_range, cfg.scale_range)))
+        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo))
     warm_val = cfg.history_mode != "cold"
     va = [LabeledText(e.text_warm if warm_val and e.text_warm is not None else e.text,
                       e.runtime_s, e.kind, e.conclusion, e.repo) for e in val]
@@ -825,6 +835,9 @@ def _common(f: Any) -> Any:
                           "(each such run twice), warm (always) or cold (never)."),
         click.option("--p-cold", type=float, default=None,
                      help="drop: probability of training a run with history cold [0.3]."),
+        click.option("--scale-aug", type=float, default=None,
+                     help="Share of warm training texts whose runtime and history are "
+                          "rescaled together by a random factor [0.5]; 0: none."),
         click.option("--max-val-decode", type=int, default=None,
                      help="Validation examples decoded with the exported graphs."),
         click.option("--finetune-minutes", type=float, default=None,

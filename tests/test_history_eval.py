@@ -30,6 +30,7 @@ from laser_ci.history_data import (
     training_texts,
     with_history_block,
 )
+from laser_ci.numbers import DEFAULT_CODEC
 from laser_ci.parse import read_workflows
 from laser_ci.predict import Runtime
 from laser_ci.serialize import serialize_job, serialize_workflow
@@ -161,7 +162,8 @@ def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
 
     warm = [e for e in examples if e.text_warm is not None]
     assert warm
-    tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="drop", p_cold=0.0))
+    tr, va = with_history_texts(examples, examples,
+                                TrainConfig(history_mode="drop", p_cold=0.0, scale_aug=0.0))
     assert [t.text for t in tr] == [e.prior_text for e in examples] == [v.text for v in va]
     tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="drop", p_cold=1.0))
     assert [t.text for t in tr] == [e.text for e in examples]
@@ -169,6 +171,18 @@ def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
     tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="cold"))
     assert [t.text for t in tr] == [e.text for e in examples] == [v.text for v in va]
     assert [(t.runtime_s, t.repo) for t in tr] == [(e.runtime_s, e.repo) for e in examples]
+    # rescaled warm texts: the runtime and the history's numbers move together
+    tr, va = with_history_texts(examples, examples,
+                                TrainConfig(history_mode="warm", scale_aug=1.0, scale_range=1.0))
+    assert [v.text for v in va] == [e.prior_text for e in examples]
+    for t, e in zip(tr, examples, strict=True):
+        if e.history is None:
+            assert (t.text, t.runtime_s) == (e.text, e.runtime_s)
+            continue
+        ratio = t.runtime_s / e.runtime_s
+        assert math.exp(-1.0) <= ratio <= math.exp(1.0) and ratio != 1.0
+        assert f"latest={DEFAULT_CODEC.to_string(e.history.latest * ratio)}" in t.text
+        assert strip_history_block(t.text) == strip_history_block(e.text_warm)
 
 
 # --- history median ----------------------------------------------------------------------------
