@@ -9,26 +9,36 @@
    texts, packed into fixed-length sequences.
 3. Fine-tuning on the labeled examples (:func:`laser_ci.data.load_examples`, both task
    kinds in one model, told apart by the text's ``task:`` line) with the loss on the output
-   tokens only (``{"runtime_s": "4.73e+02"}<eos>`` after the prompt). Validation on the
-   held-out repositories (:func:`laser_ci.data.split_of`) after every epoch; the best
-   checkpoint (lowest loss on the number's tokens) is kept.
+   tokens only (``{"runtime_s": "4.73e+02"}<eos>`` after the prompt). One model serves cold
+   and warm start: a run with earlier runs is trained with its history block, or without it
+   with probability ``--p-cold`` (``--history-mode drop``); half of the warm texts
+   (``--scale-aug``) have their runtime and their history's numbers multiplied by one random
+   factor, so that the model learns to read the history rather than to remember each
+   training repository's level. Validation on the held-out repositories
+   (:func:`laser_ci.data.split_of`, texts with history where there is any) after every
+   epoch; the best checkpoint (lowest loss on the number's tokens) is kept.
 4. Export to ONNX int8 (:mod:`laser_ci.export`), then sampled predictions on validation with
    the int8 and the fp32 graph, both reported in ``train_report.json``.
 
 Validation repositories are excluded from the tokenizer and the pretraining corpus too.
 
+Presets: ``--preset cpu-1h`` trains from scratch on a 2-core CPU in under an hour (20 min
+of pretraining, 25 min of fine-tuning, 256-token prompts); ``--preset gpu`` is the one-GPU
+configuration of the shipped base model. ``--init DIR`` continues from a checkpoint or a
+shipped model folder instead (no tokenizer training, no pretraining).
+
 Scaling: the loops run through ``accelerate``. ``--device cuda --mixed-precision bf16`` on
 one GPU; ``accelerate launch $(which laser-ci) train ...`` or ``torchrun --nproc-per-node N
-$(which laser-ci) train ...`` trains data-parallel on several GPUs. On CPU keep ``--threads``
-at the cores you have. ``--save-bundle FILE`` writes the prepared data (tokenizer, packed
-corpus, examples; a few MB) so a machine without the data set can train with
-``--bundle FILE``; ``--init DIR --epochs 0`` exports and checks a checkpoint trained elsewhere.
+-m laser_ci train ...`` trains data-parallel (each process takes its share of every batch;
+early stopping and time limits are decided by the first process and broadcast, so all
+stop together; tested with two CPU processes). On CPU keep ``--threads`` at the cores you
+have. ``--save-bundle FILE`` writes the prepared data (tokenizer, packed corpus, examples;
+a few MB) so a machine without the data set can train with ``--bundle FILE``.
 
 Measured (``small``, 5.1M parameters): on one H200, pretraining ran 2M tokens/s
 (195M tokens in 96 s, bf16, batch 128x512) and one fine-tuning epoch took ~15 s; on this
-2-core CPU at 1 thread, a pretraining step (8x512 tokens) takes ~2.7 s and fine-tuning
-~0.2 s per example (about 17 min per epoch of the 5k training examples) when the machine is
-otherwise idle.
+2-core CPU (2 threads, otherwise idle) a fine-tuning epoch of the 5k training examples at
+256-token prompts takes ~3 minutes (batch 32, ~1.1 s a step).
 
 ``laser-ci finetune --data COLLECTED_DIR --base model/ --out DIR`` adapts a shipped model
 (its ``weights.safetensors``) to one repository's own history: the latest 20% of runs by
