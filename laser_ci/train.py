@@ -127,6 +127,9 @@ class TrainConfig:
     warmup_frac: float = 0.05
     patience: int = 2
     grad_clip: float = 1.0
+    # the validation loss that picks the best epoch: number_loss (every val text) or
+    # warm_number_loss / cold_number_loss (texts with / without a history block)
+    select_on: str = "number_loss"
     # runtime
     threads: int = 1
     mixed_precision: str = "no"
@@ -209,6 +212,12 @@ class Item:
     number_positions: list[int] = field(default_factory=list)  # positions of generated tokens
     runtime_s: float = 0.0
     kind: str = ""
+    warm: bool = False  # the prompt carries a history block
+
+
+def _has_history(text: str) -> bool:
+    return any(line.startswith("history: ") and line != "history: none"
+               for line in text.split("\n"))
 
 
 def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
@@ -218,7 +227,7 @@ def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
         ids = p + out + [prompt.eos_id]
         labels = [IGNORE] * len(p) + out + [prompt.eos_id]
         pos = [len(p) + k for k, g in enumerate(generated) if g]
-        items.append(Item(ids, labels, pos, float(ex.runtime_s), ex.kind))
+        items.append(Item(ids, labels, pos, float(ex.runtime_s), ex.kind, _has_history(ex.text)))
     return items
 
 
@@ -467,6 +476,22 @@ def evaluate_loss(model: Any, items: Sequence[Item], pad_id: int, batch_size: in
             "output_loss": float(np.mean(out_)) if out_ else float("nan")}
 
 
+def _val_losses(model: Any, items: Sequence[Item], pad_id: int, batch_size: int,
+                device: Any) -> dict[str, float]:
+    """:func:`evaluate_loss` over all ``items``, and the number loss of the texts with and
+    without a history block (``warm_number_loss``, ``cold_number_loss``)."""
+    out: dict[str, float] = {}
+    sums = {"number_loss": 0.0, "output_loss": 0.0}
+    for part, flag in (("warm", True), ("cold", False)):
+        subset = [it for it in items if it.warm == flag]
+        if subset:
+            res = evaluate_loss(model, subset, pad_id, batch_size, device)
+            out[f"{part}_number_loss"] = res["number_loss"]
+            for k in sums:
+                sums[k] += res[k] * len(subset)
+    return {**{k: v / max(len(items), 1) for k, v in sums.items()}, **out}
+
+
 def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[Item],
                   cfg: TrainConfig, accelerator: Any, pad_id: int, log: dict[str, Any]) -> Any:
     """Fine-tune in place; returns the best state dict (by validation number loss)."""
@@ -527,10 +552,10 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
                 break
         metrics = {"epoch": epoch, "train_loss": float(np.mean(losses)) if losses else None}
         if val_items and accelerator.is_main_process:
-            metrics.update(evaluate_loss(unwrapped, val_items, pad_id, cfg.batch_size * 2,
-                                         accelerator.device))
+            metrics.update(_val_losses(unwrapped, val_items, pad_id, cfg.batch_size * 2,
+                                       accelerator.device))
         metrics = _from_main(accelerator, metrics)
-        score = metrics.get("number_loss", -epoch)
+        score = metrics.get(cfg.select_on, metrics.get("number_loss", -epoch))
         history.append(metrics)
         if accelerator.is_main_process:
             bar.write(json.dumps(metrics))
@@ -845,6 +870,9 @@ def _common(f: Any) -> Any:
                           "(each such run twice), warm (always) or cold (never)."),
         click.option("--p-cold", type=float, default=None,
                      help="drop: probability of training a run with history cold [0.3]."),
+        click.option("--select-on", default=None,
+                     type=click.Choice(["number_loss", "warm_number_loss", "cold_number_loss"]),
+                     help="Validation loss that picks the best epoch [number_loss]."),
         click.option("--scale-aug", type=float, default=None,
                      help="Share of warm training texts whose runtime and history are "
                           "rescaled together by a random factor [0.5]; 0: none."),
