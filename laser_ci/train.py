@@ -386,6 +386,12 @@ def _from_main(accelerator: Any, value: Any) -> Any:
     return broadcast_object_list([value], from_process=0)[0]
 
 
+def _refit_now(done: int) -> bool:
+    """When a time-limited loop re-estimates how many steps fit: after 30 steps, then every
+    100 (the machine may have been busier, or idler, at the start)."""
+    return done == 30 or (done > 30 and done % 100 == 0)
+
+
 def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
              log: dict[str, Any]) -> None:
     """Causal-LM training on packed ``rows`` for ``cfg.pretrain_steps`` steps."""
@@ -432,10 +438,10 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
         bar.update(1)
         if step % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
-        if limit and step == 29:  # fit the schedule to the steps the time limit allows
-            fit = _from_main(accelerator, int(limit / ((time.time() - t0) / 30)))
-            plan["total"] = max(min(steps, fit), warmup + 1)
-        if limit and step >= 29 and done >= plan["total"]:
+        if limit and _refit_now(done):  # fit the schedule to the steps the time allows
+            fit = _from_main(accelerator, int(done * limit / (time.time() - t0)))
+            plan["total"] = max(min(steps, fit), warmup + 1, done + 1)
+        if limit and done >= 30 and done >= plan["total"]:
             break
     bar.close()
     del wrapped, opt, sched
@@ -543,12 +549,12 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
             if len(losses) % 20 == 0:
                 bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-20:]):.3f}")
             done_steps += 1
-            if limit and done_steps == 30:  # fit the schedule to what the time limit allows
-                fit = _from_main(accelerator, int(limit / ((time.time() - t0) / 30)))
-                if fit < total:
+            if limit and _refit_now(done_steps):  # fit the schedule to what the time allows
+                fit = _from_main(accelerator, int(done_steps * limit / (time.time() - t0)))
+                if done_steps == 30 and fit < total:
                     plan["warmup"] = min(warmup, max(fit // 10, 1))
-                    plan["total"] = max(fit, plan["warmup"] + 1)
-                    stop_at = plan["total"]
+                plan["total"] = max(min(fit, total), plan["warmup"] + 1, done_steps + 1)
+                stop_at = plan["total"] if fit < total else total + 1
             if done_steps >= stop_at:
                 stop = True
                 break
@@ -575,6 +581,7 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
     log["finetune"] = {
         "history": history,
         "best_epoch": best[1] if best else None,
+        "steps": done_steps,
         "seconds": round(time.time() - t0, 1),
         "train_examples": len(train_items),
         "val_examples": len(val_items),

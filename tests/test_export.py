@@ -258,3 +258,18 @@ def test_train_data_parallel_on_two_cpu_processes(tmp_path: Path):
     assert report["finetune"]["history"]
     assert r.stdout.count('"parameters"') == 1
     LaserModel(out).predict(["task: job\n"])
+
+
+def test_time_limits_stop_training(tmp_path: Path):
+    """With a time limit the loops re-fit their schedule and stop on a step count that every
+    data-parallel process agrees on (here: 30 steps measured, then the first step after)."""
+    from gha_mini import MINI as data
+
+    from laser_ci.train import TrainConfig, run_training
+
+    cfg = TrainConfig(size="tiny", vocab_size=300, max_prompt_tokens=64, pretrain_steps=500,
+                      pretrain_seq_len=64, pretrain_minutes=1e-5, epochs=50,
+                      finetune_minutes=1e-5, max_val_decode=0)
+    log = run_training(data, tmp_path / "m", cfg, device="cpu", export=False)
+    assert log["pretrain"]["steps"] == 31
+    assert log["finetune"]["steps"] == 31
