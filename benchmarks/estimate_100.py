@@ -2,7 +2,9 @@
 
 Builds a temporary repository whose workflows expand to exactly 100 job instances, then
 runs the real CLI in a fresh process (so model loading is counted) a few times and prints
-the wall time (median of the runs) and the peak resident memory.
+the wall time (median of the runs) and the peak resident memory; then, in this process, how
+many texts each predictor call got and how long it took (the jobs, then the runtimes on
+other runners that the sizing advice asks for).
 
     python benchmarks/estimate_100.py [--data ../shared/data/gha-runs] [--model DIR] [--repeat 5]
 
@@ -102,6 +104,7 @@ def main() -> int:
                 print(proc.stderr, file=sys.stderr)
                 return 1
         result = json.loads(proc.stdout)
+        calls = predictor_calls(root, args.model)
     jobs = sum(len(w["jobs"]) for w in result["workflows"])
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"predictor: {result['predictor']}")
@@ -110,7 +113,31 @@ def main() -> int:
     print(f"wall time, model load included: median {statistics.median(times):.2f} s "
           f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)")
     print(f"peak memory (max RSS of a run): {peak_mb:.0f} MB")
+    print("predictor calls (one more run, in this process): " + ", ".join(
+        f"{n} texts in {s:.2f} s" for n, s in calls))
     return 0
+
+
+def predictor_calls(root: Path, model: str | None) -> list[tuple[int, float]]:
+    """(texts, seconds) of each predictor call of one estimate: the jobs' own predictions,
+    then the runtimes on other runners that the sizing advice asks for."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from laser_ci.estimate import estimate_paths
+    from laser_ci.predictors import load_predictor
+
+    predictor = load_predictor(model)
+    calls: list[tuple[int, float]] = []
+    predict = predictor.predict
+
+    def timed(texts):
+        start = time.perf_counter()
+        out = predict(texts)
+        calls.append((len(texts), time.perf_counter() - start))
+        return out
+
+    predictor.predict = timed  # type: ignore[method-assign]
+    estimate_paths([str(root / ".github" / "workflows")], predictor=predictor)
+    return calls
 
 
 if __name__ == "__main__":

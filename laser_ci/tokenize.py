@@ -135,19 +135,18 @@ class PromptCodec:
         profile line)."""
         parts = [split_history_block(t) for t in texts]
         bodies = [b.rstrip("\n") if block else b for b, block in parts]
-        encs = self.tokenizer.encode_batch(bodies, add_special_tokens=False)
-        configs = self.tokenizer.encode_batch(
-            ["\n" + "\n".join(block[:-1]) if len(block) > 1 else "" for _, block in parts],
-            add_special_tokens=False)
-        numbers = self.tokenizer.encode_batch(
-            ["\n" + block[-1] if block else "" for _, block in parts], add_special_tokens=False)
+        config_texts = ["".join("\n" + line for line in block[:-1]) for _, block in parts]
+        encode = self.tokenizer.encode_batch
+        encs = encode(bodies, add_special_tokens=False)
+        configs = encode(config_texts, add_special_tokens=False)
+        numbers = encode(["\n" + block[-1] if block else "" for _, block in parts],
+                         add_special_tokens=False)
         out = []
         n = self.max_prompt_tokens
-        for body, enc, cfg, num, (_, block) in zip(bodies, encs, configs, numbers, parts,
-                                                    strict=True):
+        for body, enc, cfg, cfg_text, num in zip(bodies, encs, configs, config_texts, numbers,
+                                                  strict=True):
             tail = num.ids[-(n // 2):]  # whole in practice (~50 ids); its end if n is tiny
-            tail = self._whole_lines(cfg, "\n" + "\n".join(block[:-1]),
-                                     n // 3 - len(tail)) + tail
+            tail = self._whole_lines(cfg, cfg_text, n // 3 - len(tail)) + tail
             out.append([self.eos_id, *self._fit(body, enc, n - len(tail)), *tail, self.sep_id])
         return out
 

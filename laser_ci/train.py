@@ -183,7 +183,7 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any],
     tr = []
     for text, e in pairs:
         runtime = e.runtime_s
-        if text is e.text_warm and e.text_warm is not None and rng.random() < cfg.scale_aug:
+        if text is e.text_warm and rng.random() < cfg.scale_aug:
             text, runtime = rescaled(e, math.exp(rng.uniform(-cfg.scale_range, cfg.scale_range)))
         tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo))
     warm_val = cfg.history_mode != "cold"
@@ -217,19 +217,17 @@ class Item:
     warm: bool = False  # the prompt carries a history block
 
 
-def _has_history(text: str) -> bool:
-    return any(line.startswith("history: ") and line != "history: none"
-               for line in text.split("\n"))
-
-
 def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
+    from laser_ci.baselines import parse_history
+
     items = []
     for ex, p in zip(examples, prompt.encode_texts([e.text for e in examples]), strict=True):
         out, generated = prompt.target(ex.runtime_s)
         ids = p + out + [prompt.eos_id]
         labels = [IGNORE] * len(p) + out + [prompt.eos_id]
         pos = [len(p) + k for k, g in enumerate(generated) if g]
-        items.append(Item(ids, labels, pos, float(ex.runtime_s), ex.kind, _has_history(ex.text)))
+        items.append(Item(ids, labels, pos, float(ex.runtime_s), ex.kind,
+                          parse_history(ex.text) is not None))
     return items
 
 

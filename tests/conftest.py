@@ -25,3 +25,13 @@ def fake_predictor(monkeypatch: pytest.MonkeyPatch) -> LengthPredictor:
     predictor = LengthPredictor()
     monkeypatch.setattr("laser_ci.estimate._default_predictor", lambda model_dir=None: predictor)
     return predictor
+
+
+@pytest.fixture(scope="session")
+def examples() -> list:
+    """Every example of the ``gha-mini`` test folder (tests/gha_mini.py), read once."""
+    import gha_mini
+
+    from laser_ci.data import load_examples
+
+    return load_examples(gha_mini.MINI, cache=False)

@@ -23,16 +23,11 @@ from laser_ci.baselines import (
     load_baselines,
     vectorize,
 )
-from laser_ci.data import Example, load_examples
+from laser_ci.data import Example
 from laser_ci.features import extract
 from laser_ci.predictors import available_predictors, load_predictor
 
 MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
-
-
-@pytest.fixture(scope="module")
-def examples() -> list[Example]:
-    return load_examples(MINI, cache=False)
 
 
 def text_of(examples: list[Example], run_id: str, kind: str = "workflow") -> str:

@@ -24,11 +24,6 @@ from laser_ci.data import (
 MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
 
 
-@pytest.fixture(scope="module")
-def examples() -> list[Example]:
-    return load_examples(MINI, cache=False)
-
-
 def by_run(examples: list[Example], run_id: str, kind: str) -> list[Example]:
     return [e for e in examples if e.run_id == run_id and e.kind == kind]
 
