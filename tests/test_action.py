@@ -558,13 +558,19 @@ def test_pr_history_runs_limits_the_runs_read(tmp_path, github, monkeypatch):
 # --- other events -------------------------------------------------------------------------
 
 
-def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
+def _push_checkout(tmp_path: Path, tree: dict[str, str]) -> tuple[Path, Path]:
+    """A workspace checked out with ``tree`` and the push event's file."""
     ws = tmp_path / "workspace"
-    for path, text in HEAD_TREE.items():
+    for path, text in tree.items():
         (ws / path).parent.mkdir(parents=True, exist_ok=True)
         (ws / path).write_text(text, encoding="utf-8")
     event_path = tmp_path / "push.json"
     event_path.write_text((FIXTURES / "push_event.json").read_text(), encoding="utf-8")
+    return ws, event_path
+
+
+def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
+    ws, event_path = _push_checkout(tmp_path, HEAD_TREE)
     env = {
         "GITHUB_EVENT_NAME": "push",
         "GITHUB_EVENT_PATH": str(event_path),
@@ -608,12 +614,7 @@ def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
 
 def test_push_history_comes_from_the_pushed_branch(tmp_path, github, monkeypatch):
     _add_history(github)
-    ws = tmp_path / "workspace"
-    for path, text in BASE_TREE.items():
-        (ws / path).parent.mkdir(parents=True, exist_ok=True)
-        (ws / path).write_text(text, encoding="utf-8")
-    event_path = tmp_path / "push.json"
-    event_path.write_text((FIXTURES / "push_event.json").read_text(), encoding="utf-8")
+    ws, event_path = _push_checkout(tmp_path, BASE_TREE)
     env = _env(tmp_path, github, GITHUB_EVENT_NAME="push", GITHUB_EVENT_PATH=str(event_path),
                GITHUB_SHA=BASE_SHA)  # the event's ref is refs/heads/main
     monkeypatch.delenv("GITHUB_REF_NAME", raising=False)
