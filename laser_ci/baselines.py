@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from laser_ci.history import parse_history
 from laser_ci.predict import Runtime
 
 MAX_LOG_S = math.log(7 * 24 * 3600.0)  # a week: nothing sensible runs longer
@@ -457,30 +458,6 @@ class TextLinearPredictor:
 
 
 # --- history median -----------------------------------------------------------------------
-
-_HISTORY_FIELD = re.compile(r"\b(n|median|p10|p90|latest)=([0-9.eE+-]+)")
-
-
-def parse_history(text: str) -> dict[str, float] | None:
-    """The numbers of a text's ``history:`` line (``n``, ``median``, ``p10``, ``p90``,
-    ``latest``), or None for ``history: none``, no such line, or no readable median."""
-    for line in text.split("\n"):
-        if line.startswith("history:"):
-            fields: dict[str, float] = {}
-            for key, value in _HISTORY_FIELD.findall(line):
-                try:
-                    x = float(value)
-                except ValueError:
-                    continue
-                if math.isfinite(x):
-                    fields[key] = x
-            if "median" not in fields:
-                return None
-            return fields
-        if line.startswith(("runs-on:", "steps:", "jobs:", "raw:")):
-            break  # the block comes right after the header
-    return None
-
 
 class HistoryMedianPredictor:
     """What CI peers do: predict the median of the earlier runs, read from the text's

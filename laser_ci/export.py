@@ -328,6 +328,7 @@ def export_model(
     *,
     max_prompt_tokens: int,
     codec: Any = None,
+    warm_target: str = "runtime",
     int8: bool = True,
     keep_fp32: bool = False,
     full_vocab_graph: bool = False,
@@ -351,7 +352,7 @@ def export_model(
     codec = codec or DEFAULT_CODEC
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    prompt = PromptCodec(tokenizer, codec, max_prompt_tokens)
+    prompt = PromptCodec(tokenizer, codec, max_prompt_tokens, warm_target=warm_target)
     head_tokens = codec.all_tokens()
     head_ids = [prompt.token_ids[t] for t in head_tokens]
     files: dict[str, str] = {}
@@ -407,7 +408,7 @@ def export_model(
             "parameters": int(sum(p.numel() for p in model.parameters())),
             "int8": int8,
         },
-        "prompt": {"max_prompt_tokens": max_prompt_tokens},
+        "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target},
         "codec": {
             "mantissa_digits": codec.mantissa_digits,
             "exponent_digits": codec.exponent_digits,

@@ -19,7 +19,9 @@ notation as the targets (:mod:`laser_ci.numbers`), so the model reads and writes
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,6 +86,30 @@ def history_lines(history: History | None) -> list[str]:
     return out
 
 
+_HISTORY_FIELD = re.compile(r"\b(n|median|p10|p90|latest)=([0-9.eE+-]+)")
+
+
+def parse_history(text: str) -> dict[str, float] | None:
+    """The numbers of a text's ``history:`` line (``n``, ``median``, ``p10``, ``p90``,
+    ``latest``), or None for ``history: none``, no such line, or no readable median."""
+    for line in text.split("\n"):
+        if line.startswith("history:"):
+            fields: dict[str, float] = {}
+            for key, value in _HISTORY_FIELD.findall(line):
+                try:
+                    x = float(value)
+                except ValueError:
+                    continue
+                if math.isfinite(x):
+                    fields[key] = x
+            if "median" not in fields:
+                return None
+            return fields
+        if line.startswith(("runs-on:", "steps:", "jobs:", "raw:")):
+            break  # the block comes right after the header
+    return None
+
+
 def split_history_block(text: str) -> tuple[str, list[str]]:
     """``text`` without its history block, and the block's lines in the order the language
     model reads them at the end of its prompt (:class:`laser_ci.tokenize.PromptCodec`): the
@@ -107,6 +133,25 @@ def split_history_block(text: str) -> tuple[str, list[str]]:
     median = [f for f in fields if f.startswith("median=")]
     numbers = " ".join([f for f in fields if not f.startswith("median=")] + median)
     return "\n".join(lines[:at] + lines[end:]), [*config, numbers]
+
+
+def relative_history_line(line: str, fmt: Callable[[float], str], center: float = 1.0) -> str:
+    """A ``history:`` numbers line with ``p10``, ``p90`` and ``latest`` written as
+    ``center * value / median`` (with ``fmt``); ``n`` and the median itself unchanged. The
+    layout of a model that writes its warm output relative to the median
+    (:class:`laser_ci.tokenize.PromptCodec`, ``warm_target="ratio"``). A line without a
+    readable positive median comes back unchanged."""
+    fields = parse_history(line)
+    median = None if fields is None else fields["median"]
+    if median is None or median <= 0:
+        return line
+    out = []
+    for f in line.split(" "):
+        key, eq, value = f.partition("=")
+        if eq and key in ("p10", "p90", "latest") and key in fields:
+            f = f"{key}={fmt(center * fields[key] / median)}"
+        out.append(f)
+    return " ".join(out)
 
 
 def _config_lines(text: str) -> list[str]:

@@ -133,7 +133,8 @@ class LaserModel:
         self.codec = NumberCodec(**self.config["codec"])
         tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
         self.prompt = PromptCodec(
-            tokenizer, self.codec, int(self.config["prompt"]["max_prompt_tokens"])
+            tokenizer, self.codec, int(self.config["prompt"]["max_prompt_tokens"]),
+            warm_target=str(self.config["prompt"].get("warm_target", "runtime")),
         )
         self.session = make_session(self.model_dir / model_file, threads)
         self.decoder = OnnxDecoder(self.session)
@@ -154,7 +155,8 @@ class LaserModel:
         self.last_stats: Any = None
 
     def sample(self, texts: Sequence[str], num_samples: int | None = None) -> list[np.ndarray]:
-        """The sorted runtime samples of each text."""
+        """The sorted runtime samples of each text (a ``ratio`` model's warm samples
+        multiplied by the text's history median, see :mod:`laser_ci.tokenize`)."""
         from laser_ci.decode import DecodeStats, sample_numbers
 
         if not texts:
@@ -171,7 +173,8 @@ class LaserModel:
             stats=stats,
         )
         self.last_stats = stats
-        return out
+        refs = [self.prompt.reference(t) for t in texts]
+        return [s if r is None else s * r for s, r in zip(out, refs, strict=True)]
 
     def predict(self, texts: Sequence[str]) -> list[Runtime]:
         from laser_ci.decode import summarize_samples

@@ -17,6 +17,18 @@ median last (the nearest number to the output); ``text-ids`` is the rest of the 
 together hold at most ``max_prompt_tokens`` ids: a longer text keeps its head and the start
 of its last line (the serializer's ``repo:`` profile line).
 
+What a warm prompt's output means is the model's ``warm_target``:
+
+* ``runtime``: the runtime in seconds, like a cold prompt's;
+* ``ratio``: ``RATIO_CENTER`` (√10) times the runtime over the history median, i.e. the
+  runtime divided by :meth:`PromptCodec.reference`; the prompt's ``p10``, ``p90`` and
+  ``latest`` are written the same way (:func:`laser_ci.history.relative_history_line`).
+  The model then writes how the next run departs from its history instead of copying
+  digits, and its samples are multiplied back at inference (:mod:`laser_ci.model`). The
+  factor puts "as long as the median" (``3.16e+00``) in the middle of one decade, so every
+  ratio from 0.32 to 3.16 has the exponent ``+00`` and the first digit the model writes
+  orders them (unscaled, 0.95 and 1.05 would be ``9.50e-01`` and ``1.05e+00``).
+
 Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
 to them), and each generated position is exactly one token. This module imports only
 ``tokenizers`` (no torch).
@@ -24,13 +36,14 @@ to them), and each generated position is exactly one token. This module imports 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from laser_ci.history import split_history_block
+from laser_ci.history import parse_history, relative_history_line, split_history_block
 from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
 
 PAD = "<pad>"
@@ -38,6 +51,8 @@ EOS = "<eos>"
 SEP = "<sep>"
 SPECIAL_TOKENS = [PAD, EOS, SEP]
 DEFAULT_VOCAB_SIZE = 8192
+WARM_TARGETS = ("runtime", "ratio")
+RATIO_CENTER = math.sqrt(10.0)
 
 
 def pre_tokenizer() -> pre_tokenizers.PreTokenizer:
@@ -95,6 +110,7 @@ class PromptCodec:
     codec: NumberCodec = DEFAULT_CODEC
     max_prompt_tokens: int = 512
     last_line_tokens: int = 96
+    warm_target: str = "runtime"  # see the module doc
     # filled in __post_init__
     pad_id: int = field(init=False)
     eos_id: int = field(init=False)
@@ -103,6 +119,8 @@ class PromptCodec:
     pieces: list[list[int] | int] = field(init=False)  # skeleton: fixed ids or a slot index
 
     def __post_init__(self) -> None:
+        if self.warm_target not in WARM_TARGETS:
+            raise ValueError(f"warm_target {self.warm_target!r}: expected one of {WARM_TARGETS}")
         t = self.tokenizer
         self.pad_id, self.eos_id, self.sep_id = (t.token_to_id(s) for s in SPECIAL_TOKENS)
         self.token_ids = {}
@@ -134,6 +152,12 @@ class PromptCodec:
         last line (at most ``last_line_tokens``; the serializer ends with the ``repo:``
         profile line)."""
         parts = [split_history_block(t) for t in texts]
+        if self.warm_target == "ratio":
+            def relative(block: list[str]) -> list[str]:
+                line = relative_history_line(block[-1], self.codec.to_string, RATIO_CENTER)
+                return [*block[:-1], line]
+
+            parts = [(b, relative(block) if block else block) for b, block in parts]
         bodies = [b.rstrip("\n") if block else b for b, block in parts]
         config_texts = ["".join("\n" + line for line in block[:-1]) for _, block in parts]
         encode = self.tokenizer.encode_batch
@@ -179,9 +203,19 @@ class PromptCodec:
             out.extend(p)
         return out
 
-    def target(self, value: float) -> tuple[list[int], list[bool]]:
-        """The skeleton ids for ``value`` after the prompt, and which ones are generated."""
-        tokens = self.codec.to_tokens(value)
+    def reference(self, text: str) -> float | None:
+        """What the output of ``text``'s prompt is relative to: its history median over
+        ``RATIO_CENTER`` when the model's ``warm_target`` is ``ratio`` and the text has a
+        history block; else None (the output is the runtime itself)."""
+        if self.warm_target != "ratio":
+            return None
+        h = parse_history(text)
+        return h["median"] / RATIO_CENTER if h is not None and h["median"] > 0 else None
+
+    def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:
+        """The skeleton ids for ``value`` (divided by ``reference``, if given) after the
+        prompt, and which ones are generated."""
+        tokens = self.codec.to_tokens(value / reference if reference else value)
         ids: list[int] = []
         generated: list[bool] = []
         for p in self.pieces:

@@ -68,6 +68,7 @@ from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
 from laser_ci.tokenize import DEFAULT_VOCAB_SIZE, PromptCodec
 
 IGNORE = -100
+RATIO_MIN_EXPONENT = -2  # a ratio model's outputs reach down to 1.00e-02 (a 100x speed-up)
 
 # name -> LlamaConfig fields. Parameters with the default 8k vocab (tied embeddings):
 # tiny ~0.6M (tests), small ~5.2M, base ~11M.
@@ -116,6 +117,9 @@ class TrainConfig:
     # factor exp(U(-scale_range, scale_range)): teaches reading the history, not the repo
     scale_aug: float = 1.0
     scale_range: float = 1.5
+    # what a warm prompt's output is (laser_ci.tokenize): "runtime" (seconds) or "ratio" (to
+    # the history median; the codec then also allows exponents down to RATIO_MIN_EXPONENT)
+    warm_target: str = "runtime"
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -222,7 +226,7 @@ def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
 
     items = []
     for ex, p in zip(examples, prompt.encode_texts([e.text for e in examples]), strict=True):
-        out, generated = prompt.target(ex.runtime_s)
+        out, generated = prompt.target(ex.runtime_s, prompt.reference(ex.text))
         ids = p + out + [prompt.eos_id]
         labels = [IGNORE] * len(p) + out + [prompt.eos_id]
         pos = [len(p) + k for k, g in enumerate(generated) if g]
@@ -746,7 +750,8 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     log: dict[str, Any] = {"config": asdict(cfg), "device": str(acc.device),
                            "processes": acc.num_processes, **prep.log}
     tok = prep.tokenizer
-    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
+    codec = codec_for(cfg, codec)
+    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target)
     if init:
         model = load_model(init)
     else:
@@ -776,13 +781,20 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     return log
 
 
+def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
+    """``codec``, widened below 1 for a ``ratio`` model (its warm outputs are ratios)."""
+    if cfg.warm_target == "ratio" and codec.min_exponent > RATIO_MIN_EXPONENT:
+        return replace(codec, min_exponent=RATIO_MIN_EXPONENT)
+    return codec
+
+
 def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
                      val_ex: Sequence[Any], codec: NumberCodec) -> dict[str, Any]:
     from laser_ci.export import export_model
 
     model = model.to("cpu").float().eval()
     export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                 keep_fp32=True, full_vocab_graph=True,
+                 warm_target=cfg.warm_target, keep_fp32=True, full_vocab_graph=True,
                  extra={"training": {"size": cfg.size, "seed": cfg.seed}})
     sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
     res = {
@@ -795,7 +807,8 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
     if i8 is not None and f32 is not None and i8 > f32 + 0.05:
         res["shipped"] = "fp32"
         export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                     int8=False, keep_fp32=True, extra={"training": {"size": cfg.size}})
+                     warm_target=cfg.warm_target, int8=False, keep_fp32=True,
+                     extra={"training": {"size": cfg.size}})
     config_path = out / "laser.json"
     config = json.loads(config_path.read_text())
     config["metrics"] = {"val": res}
@@ -813,7 +826,8 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
 
     base = Path(base_dir)
     base_cfg = read_config(base)
-    cfg = replace(cfg, max_prompt_tokens=int(base_cfg["prompt"]["max_prompt_tokens"]))
+    cfg = replace(cfg, max_prompt_tokens=int(base_cfg["prompt"]["max_prompt_tokens"]),
+                  warm_target=str(base_cfg["prompt"].get("warm_target", "runtime")))
     codec = NumberCodec(**base_cfg["codec"])
     acc = _accelerator(cfg, device)
     tok = load_tokenizer(base / "tokenizer.json")
@@ -830,7 +844,7 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
     # history blocks come from earlier runs of the same folder only
     train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg)
-    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens)
+    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
                            "data": {"train": len(train_ex), "val": len(val_ex)}}
     before = evaluate_loss(model, make_items(val_ex, prompt), prompt.pad_id, cfg.batch_size,
@@ -928,6 +942,9 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 @click.option("--init", type=click.Path(exists=True, file_okay=False), default=None,
               help="Start from a saved checkpoint folder (e.g. OUT/pretrained) or a shipped "
                    "model folder (e.g. model/lm): skips the tokenizer and pretraining.")
+@click.option("--warm-target", type=click.Choice(["runtime", "ratio"]), default=None,
+              help="What the model writes for a text with history: the runtime, or its ratio "
+                   "to the history median [runtime].")
 @click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
 @_common
 def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | None,

@@ -355,6 +355,31 @@ def test_prompt_ends_with_the_history_block_median_last(tok):
         assert [tok.id_to_token(i) for i in p[-9:-1]] == list("2.00e+02")
 
 
+def test_ratio_model_prompt_and_target(tok):
+    """warm_target="ratio": the history's p10/p90/latest are written relative to the median
+    (times √10, so "as usual" is 3.16e+00) and so is a warm text's target; cold texts are
+    unchanged."""
+    codec = NumberCodec(min_exponent=-2)
+    pc = PromptCodec(tok, codec, max_prompt_tokens=200, warm_target="ratio")
+    warm = ("task: job\nhistory: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 "
+            "latest=3.00e+02\nhistory-config: unchanged\nrepo: files=1\n")
+    cold = "task: job\nhistory: none\nrepo: files=1\n"
+    (ids,) = pc.encode_texts([warm])
+    assert tok.decode(ids[1:-1]).endswith(
+        "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02")
+    assert pc.reference(warm) == pytest.approx(200.0 / 10**0.5) and pc.reference(cold) is None
+    for text, runtime, expected in [(warm, 190, "3.00e+00"), (warm, 210, "3.32e+00"),
+                                    (warm, 2000, "3.16e+01"), (warm, 1, "1.58e-02"),
+                                    (warm, 0.1, "1.00e-02"), (cold, 190, "1.90e+02")]:
+        out, _ = pc.target(runtime, pc.reference(text))
+        assert pc.decode_output(out) == f'{{"runtime_s": "{expected}"}}'
+    same = PromptCodec(tok, codec, max_prompt_tokens=200)  # the default: runtime
+    assert same.reference(warm) is None
+    assert pc.encode_texts([cold]) == same.encode_texts([cold])
+    with pytest.raises(ValueError, match="warm_target"):
+        PromptCodec(tok, codec, warm_target="log")
+
+
 # ---- the shipped model (onnxruntime + tokenizers only) -----------------------------------------
 
 SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"

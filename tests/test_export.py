@@ -204,6 +204,35 @@ def test_naive_decoding_on_the_full_graph(artifact: Path):
     assert stats.forward_passes >= 17 * stats.batches
 
 
+def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, tmp_path: Path):
+    """A ``warm_target: ratio`` folder: a warm text's samples are the loop's numbers times
+    the history median over √10; a cold text's are the loop's numbers. Items train on the
+    ratio."""
+    from laser_ci.decode import sample_numbers
+
+    ratio = tmp_path / "ratio"
+    shutil.copytree(artifact, ratio)
+    config = json.loads((ratio / "laser.json").read_text())  # not a hashed file
+    config["prompt"]["warm_target"] = "ratio"
+    config["codec"]["min_exponent"] = -2
+    (ratio / "laser.json").write_text(json.dumps(config))
+    lm = LaserModel(ratio, num_samples=8)
+    warm = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
+            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
+            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
+    cold = synthetic_examples()[0].text
+    got = lm.sample([warm, cold])
+    raw = sample_numbers(lm.decoder, lm.prompt.encode_texts([warm, cold]), lm.skeleton,
+                         num_samples=8, seed=lm.seed, pad_id=lm.prompt.pad_id)
+    ref = 300.0 / 10**0.5
+    np.testing.assert_allclose(got[0], raw[0] * ref)
+    np.testing.assert_allclose(got[1], raw[1])
+    assert lm.predict([warm, cold])[0].p50 == pytest.approx(float(np.median(raw[0])) * ref)
+    (item,) = make_items([Ex(warm, 150.0)], lm.prompt)
+    digits = [lm.prompt.id_to_token[item.labels[i]] for i in item.number_positions]
+    assert digits == list("158+00")  # √10 * 150 / 300
+
+
 def test_train_and_finetune_commands(tmp_path: Path):
     """`laser-ci train` and `laser-ci finetune` end to end on the tiny fixture folder."""
     from click.testing import CliRunner
@@ -215,13 +244,14 @@ def test_train_and_finetune_commands(tmp_path: Path):
     r = CliRunner().invoke(train_command, [
         "--data", str(data), "--out", str(out), "--preset", "cpu-1h", "--size", "tiny",
         "--pretrain-steps", "3", "--epochs", "1", "--vocab-size", "300",
-        "--max-prompt-tokens", "64", "--max-val-decode", "3"])
+        "--max-prompt-tokens", "64", "--max-val-decode", "3", "--warm-target", "ratio"])
     assert r.exit_code == 0, r.output
     report = json.loads((out / "train_report.json").read_text())
     assert report["pretrain"]["steps"] == 3
     config = report["config"]  # the preset, with the options given overriding it
     assert (config["size"], config["max_prompt_tokens"], config["epochs"]) == ("tiny", 64, 1)
     assert (config["pretrain_seq_len"], config["threads"], config["pretrain_minutes"]) == (256, 2, 15)
+    assert config["warm_target"] == "ratio"
     assert {"int8", "fp32"} <= set(report["eval"])
     assert (out / "checkpoint" / "config.json").is_file()
     LaserModel(out).predict(["task: job\n"])
@@ -231,6 +261,9 @@ def test_train_and_finetune_commands(tmp_path: Path):
         "--max-val-decode", "3"])
     assert r.exit_code == 0, r.output
     assert read_config(ft)["files"]["model.onnx"]
+    for folder in (out, ft):  # the base's output semantics carry over to its fine-tunes
+        assert read_config(folder)["prompt"]["warm_target"] == "ratio"
+        assert read_config(folder)["codec"]["min_exponent"] == -2
 
 
 def test_train_data_parallel_on_two_cpu_processes(tmp_path: Path):

@@ -2,8 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from laser_ci.history import History, config_diff, history_lines, split_history_block
+from laser_ci.history import (
+    History,
+    config_diff,
+    history_lines,
+    parse_history,
+    relative_history_line,
+    split_history_block,
+)
 from laser_ci.history_data import with_history_block
+from laser_ci.numbers import NumberCodec
 
 
 def test_absent_history_is_stated() -> None:
@@ -84,3 +92,47 @@ def test_split_history_block_of_a_rendered_block() -> None:
     assert body == BODY.format(hist="")
     assert lines[0] == "history-config: changed +1 -0" and lines[1] == "+ run: make"
     assert lines[-1].endswith("median=2.00e+02")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("task: job\nhistory: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02\n",
+         {"n": 3, "median": 200.0, "p10": 120.0, "p90": 280.0, "latest": 300.0}),
+        ("task: job\nhistory: none\nsteps:\n", None),
+        ("task: job\nsteps:\n- run: echo history: n=1 median=5\n", None),  # not the block
+        ("history: n=2 median=nan latest=4.00e+00\n", None),
+        ("history: n=2 median=3.00e+00 latest=oops\n", {"n": 2, "median": 3.0}),
+    ],
+)
+def test_parse_history(text: str, expected: dict | None) -> None:
+    assert parse_history(text) == expected
+
+
+RATIO_CODEC = NumberCodec(min_exponent=-2)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("history: n=3 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02 median=2.00e+02",
+         "history: n=3 p10=6.00e-01 p90=1.40e+00 latest=1.50e+00 median=2.00e+02"),
+        ("history: n=1 p10=4.73e+02 p90=4.73e+02 latest=4.73e+02 median=4.73e+02",
+         "history: n=1 p10=1.00e+00 p90=1.00e+00 latest=1.00e+00 median=4.73e+02"),
+        # a ratio beyond the codec's range is clamped to it
+        ("history: n=2 p10=1.00e+00 p90=9.00e+04 latest=1.00e+00 median=9.00e+02",
+         "history: n=2 p10=1.00e-02 p90=1.00e+02 latest=1.00e-02 median=9.00e+02"),
+        ("history: n=2 p10=3.00e+00 p90=9.00e+00 latest=3.00e+00 median=6.00e+00",
+         "history: n=2 p10=5.00e-01 p90=1.50e+00 latest=5.00e-01 median=6.00e+00"),
+        ("history: none", "history: none"),
+        ("history: n=2 latest=3.00e+02", "history: n=2 latest=3.00e+02"),  # no median
+    ],
+)
+def test_relative_history_line(line: str, expected: str) -> None:
+    assert relative_history_line(line, RATIO_CODEC.to_string) == expected
+
+
+def test_relative_history_line_centered() -> None:
+    line = "history: n=3 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02 median=2.00e+02"
+    assert relative_history_line(line, RATIO_CODEC.to_string, 10.0) == (
+        "history: n=3 p10=6.00e+00 p90=1.40e+01 latest=1.50e+01 median=2.00e+02")
