@@ -22,6 +22,15 @@
   sample, and a step costs a few tokens per branch, not a prompt-sized cache per sample.
 * Seeded per job (the seed and the job's prompt ids): the same input gives the same
   samples, whatever else is in the batch.
+* ``stratified=True`` draws the N samples by stratified inverse-CDF sampling instead of
+  independently: sample i starts from ``u = (i + U_i) / N`` (one uniform per stratum), and
+  at each choice the legal tokens, in the order of the values they lead to, split [0, 1)
+  by their probabilities; a sample takes the token whose interval holds its ``u`` and
+  rescales ``u`` into that interval. Each sample is still a draw from the model's
+  distribution, but together they cover its quantiles evenly, so the median of 16 samples
+  is about as steady as that of many more independent ones. The order is exact within one
+  exponent (the mantissa is written first), which is where a warm ``ratio`` model's
+  outputs sit (:mod:`laser_ci.tokenize`).
 
 :func:`sample_naive` is the baseline for ``benchmarks/decoding.py``: every output token,
 structure included, is sampled from the full vocabulary one forward pass at a time until
@@ -214,6 +223,31 @@ class _Branch:
     seen: int  # real tokens before the next fed one (its position id)
     pending: list[int]  # known ids to feed before the next choice
     logits: np.ndarray | None = None  # next-token logits once everything is fed
+    u: np.ndarray | None = None  # stratified: each sample's position in [0, 1)
+
+
+def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str]) -> list[str]:
+    """``options`` (legal next tokens after ``prev``) in the order of the values they lead
+    to, other tokens being equal: digits ascending, ``-`` before ``+``, and exponent digits
+    descending after a ``-`` sign."""
+    if len(prev) == codec.mantissa_digits:  # the exponent sign
+        return sorted(options, key=lambda t: t != "-")
+    negative = len(prev) > codec.mantissa_digits and prev[codec.mantissa_digits] == "-"
+    return sorted(options, reverse=negative)
+
+
+def _split_stratified(u: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
+    """The samples at positions ``u`` that fall in each token's interval of [0, 1) (the
+    tokens' probabilities ``p`` laid end to end), rescaled to [0, 1) within it."""
+    upper = np.cumsum(p)
+    upper[-1] = 1.0
+    k = np.minimum(np.searchsorted(upper, u, side="right"), len(p) - 1)
+    lower = upper - p
+    out = []
+    for j in range(len(p)):
+        mine = u[k == j]
+        out.append(np.clip((mine - lower[j]) / max(p[j], 1e-300), 0.0, np.nextafter(1.0, 0)))
+    return out
 
 
 class _Tree:
@@ -282,10 +316,12 @@ def sample_numbers(
     max_batch_tokens: int = 8192,
     max_batch_jobs: int = 64,
     stats: DecodeStats | None = None,
+    stratified: bool = False,
 ) -> list[np.ndarray]:
     """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
 
     ``prompts`` are input ids *without* the skeleton prefix (``<eos> text <sep>``).
+    ``stratified``: see the module doc.
     """
     codec = skeleton.codec
     prefix = skeleton.prefix()
@@ -298,7 +334,9 @@ def sample_numbers(
         tree = _Tree(decoder, ids, mask)
         rngs = [job_rng(seed, prompts[i]) for i in bucket]
         branches = [
-            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
+            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j],
+                    (np.arange(num_samples) + rngs[j].random(num_samples)) / num_samples
+                    if stratified else None)
             for j in range(len(bucket))
         ]
         for piece in rest:
@@ -317,12 +355,19 @@ def sample_numbers(
             children: list[_Branch] = []
             for b, options in zip(branches, legal, strict=True):
                 assert b.logits is not None
+                if b.u is not None:
+                    options = value_order(codec, b.tokens, options)
                 p = _masked_probs(b.logits, [skeleton.columns[t] for t in options], temperature)
-                counts = rngs[b.job].multinomial(b.count, p)
-                for tok, c in zip(options, counts, strict=True):
+                if b.u is None:
+                    parts: list[Any] = list(rngs[b.job].multinomial(b.count, p))
+                else:
+                    parts = _split_stratified(b.u, p)
+                for tok, part in zip(options, parts, strict=True):
+                    c = part if b.u is None else len(part)
                     if c:
                         children.append(_Branch(b.job, int(c), [*b.tokens, tok], b.cache, b.seen,
-                                                [skeleton.token_ids[tok]]))
+                                                [skeleton.token_ids[tok]],
+                                                u=None if b.u is None else part))
             branches = children
         values: list[list[float]] = [[] for _ in bucket]
         for b in branches:

@@ -36,6 +36,7 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
 DEFAULT_THREADS = 2
+SAMPLING = ("independent", "stratified")  # laser.json "decoding": see laser_ci.decode
 
 
 class ModelFileError(ValueError):
@@ -110,6 +111,7 @@ class LaserModel:
         num_samples: int | None = None,
         temperature: float | None = None,
         seed: int | None = None,
+        sampling: str | None = None,
         threads: int = DEFAULT_THREADS,
         model_file: str = MODEL_FILE,
         verify: bool = True,
@@ -130,6 +132,10 @@ class LaserModel:
         self.num_samples = int(num_samples if num_samples is not None else dec.get("num_samples", 32))
         self.temperature = float(temperature if temperature is not None else dec.get("temperature", 1.0))
         self.seed = int(seed if seed is not None else dec.get("seed", 0))
+        self.sampling = str(sampling or dec.get("sampling", "independent"))
+        if self.sampling not in SAMPLING:
+            raise ModelFileError(f"{self.model_dir}: sampling {self.sampling!r}, expected one "
+                                 f"of {SAMPLING}")
         self.codec = NumberCodec(**self.config["codec"])
         tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
         self.prompt = PromptCodec(
@@ -171,6 +177,7 @@ class LaserModel:
             seed=self.seed,
             pad_id=self.prompt.pad_id,
             stats=stats,
+            stratified=self.sampling == "stratified",
         )
         self.last_stats = stats
         refs = [self.prompt.reference(t) for t in texts]

@@ -91,7 +91,8 @@ def prompts(n: int, seed: int = 0) -> list[list[int]]:
     return [[EOS, *rng.integers(3, 11, rng.integers(1, 30)).tolist(), SEP] for _ in range(n)]
 
 
-def test_random_logits_always_parse():
+@pytest.mark.parametrize("stratified", [False, True])
+def test_random_logits_always_parse(stratified: bool):
     """Output valid by construction: random logits, every sample is a legal number."""
     codec = DEFAULT_CODEC
     sk = make_skeleton(codec)
@@ -100,7 +101,7 @@ def test_random_logits_always_parse():
         dec = FakeDecoder(len(codec.all_tokens()))
         stats = DecodeStats()
         out = sample_numbers(dec, ps, sk, num_samples=50, seed=seed, stats=stats,
-                             max_batch_tokens=64, max_batch_jobs=3)
+                             max_batch_tokens=64, max_batch_jobs=3, stratified=stratified)
         assert len(out) == len(ps)
         for samples in out:
             assert len(samples) == 50
@@ -113,12 +114,13 @@ def test_random_logits_always_parse():
         assert stats.batches >= 3
 
 
-def test_random_logits_full_vocab_columns_and_negative_exponents():
+@pytest.mark.parametrize("stratified", [False, True])
+def test_random_logits_full_vocab_columns_and_negative_exponents(stratified: bool):
     """Same with logits over a whole vocabulary and a codec whose exponent sign is sampled."""
     codec = NumberCodec(min_exponent=-3, max_exponent=12)
     sk = make_skeleton(codec, full_vocab=True)
     dec = FakeDecoder(len(VOCAB))
-    out = sample_numbers(dec, prompts(5), sk, num_samples=40, seed=3)
+    out = sample_numbers(dec, prompts(5), sk, num_samples=40, seed=3, stratified=stratified)
     signs = set()
     for samples in out:
         for v in samples:
@@ -210,16 +212,108 @@ def test_sampling_follows_the_masked_distribution():
     assert np.abs(observed - expected).max() < 0.02
 
 
-def test_seeded_and_independent_of_the_batch():
+@pytest.mark.parametrize("stratified", [False, True])
+def test_seeded_and_independent_of_the_batch(stratified: bool):
     sk = make_skeleton()
     ps = prompts(9, seed=4)
-    a = sample_numbers(FakeDecoder(12), ps, sk, num_samples=16, seed=7)
-    b = sample_numbers(FakeDecoder(12), ps, sk, num_samples=16, seed=7)
-    c = sample_numbers(FakeDecoder(12), ps[::-1], sk, num_samples=16, seed=7, max_batch_jobs=2)
-    d = sample_numbers(FakeDecoder(12), ps, sk, num_samples=16, seed=8)
+    kw = dict(num_samples=16, stratified=stratified)
+    a = sample_numbers(FakeDecoder(12), ps, sk, seed=7, **kw)
+    b = sample_numbers(FakeDecoder(12), ps, sk, seed=7, **kw)
+    c = sample_numbers(FakeDecoder(12), ps[::-1], sk, seed=7, max_batch_jobs=2, **kw)
+    d = sample_numbers(FakeDecoder(12), ps, sk, seed=8, **kw)
     for x, y, z in zip(a, b, c[::-1], strict=True):
         assert np.array_equal(x, y) and np.array_equal(x, z)
     assert any(not np.array_equal(x, y) for x, y in zip(a, d, strict=True))
+
+
+RATIO_CODEC = NumberCodec(min_exponent=-2)
+SURE_CODEC = NumberCodec(min_exponent=-2, max_exponent=0)
+# + - 0..9: the exponent sign almost surely "+" (then "00", the only legal exponent digits
+# after it with SURE_CODEC); mantissa digits spread out
+SURE_EXPONENT = np.log(np.array([30, 1e-9, 30, 2, 3, 5, 8, 9, 7, 4, 2, 1], dtype=float))
+
+
+def _fixed(history, columns):
+    return SURE_EXPONENT
+
+
+def _exact_distribution(codec: NumberCodec) -> tuple[np.ndarray, np.ndarray]:
+    """Every value the fixed model can write and its probability (the masked softmax at
+    every position, as the loop computes it)."""
+    import itertools
+
+    values, probs = [], []
+    cols = {t: i for i, t in enumerate(codec.all_tokens())}
+    def dist(prev):
+        options = codec.possible_next_tokens(prev)
+        x = np.exp(SURE_EXPONENT[[cols[t] for t in options]])
+        return dict(zip(options, x / x.sum(), strict=True))
+    for d1, d2, d3 in itertools.product("123456789", "0123456789", "0123456789"):
+        prev, p = [], 1.0
+        for t in (d1, d2, d3):
+            p *= dist(prev)[t]
+            prev.append(t)
+        values.append(float(f"{d1}.{d2}{d3}"))  # exponent +00 (the rest: ~1e-10)
+        probs.append(p)
+    order = np.argsort(values)
+    return np.array(values)[order], np.array(probs)[order]
+
+
+def test_stratified_samples_cover_the_quantiles_evenly():
+    """Stratified: the first digit's counts are N*p give or take 2, and the samples' median
+    sits within a couple of 1/N of the distribution's exact median; independent samples'
+    median wanders by ~1/sqrt(N)."""
+    codec = SURE_CODEC
+    sk = make_skeleton(codec)
+    values, probs = _exact_distribution(codec)
+    cdf = np.cumsum(probs) / probs.sum()
+    n = 16
+    ps = prompts(200, seed=9)
+    strat = sample_numbers(FakeDecoder(12, _fixed), ps, sk, num_samples=n, stratified=True)
+    indep = sample_numbers(FakeDecoder(12, _fixed), ps, sk, num_samples=n)
+    p_first = np.array([probs[np.floor(values) == d].sum() for d in range(1, 10)]) / probs.sum()
+
+    def quantile_of(v):
+        return cdf[np.searchsorted(values, v)]
+
+    for s in strat:
+        first = np.floor(s)
+        counts = np.array([(first == d).sum() for d in range(1, 10)])
+        assert np.abs(counts - n * p_first).max() <= 2
+        assert abs(quantile_of(np.quantile(s, 0.5, method="lower")) - 0.5) <= 2.5 / n
+    errs_strat = [abs(quantile_of(np.median(s)) - 0.5) for s in strat]
+    errs_indep = [abs(quantile_of(np.median(s)) - 0.5) for s in indep]
+    assert np.mean(errs_strat) < 0.5 * np.mean(errs_indep)
+
+
+def test_stratified_samples_follow_the_distribution():
+    """Pooled over many jobs, stratified samples are distributed as the model says."""
+    codec = SURE_CODEC
+    sk = make_skeleton(codec)
+    values, probs = _exact_distribution(codec)
+    out = sample_numbers(FakeDecoder(12, _fixed), prompts(500, seed=3), sk, num_samples=8,
+                         stratified=True)
+    pooled = np.concatenate(out)
+    for q in (0.1, 0.25, 0.5, 0.75, 0.9):
+        exact = values[np.searchsorted(np.cumsum(probs) / probs.sum(), q)]
+        assert abs(np.mean(pooled <= exact) - q) < 0.03
+
+
+@pytest.mark.parametrize(
+    ("prev", "options", "expected"),
+    [
+        ([], list("123456789"), list("123456789")),
+        (list("12"), list("0123456789"), list("0123456789")),
+        (list("123"), ["+", "-"], ["-", "+"]),
+        (list("123+"), list("01"), list("01")),
+        (list("123-"), list("012"), list("210")),  # e-02 < e-01 < e-00
+        (list("123-0"), list("12"), list("21")),
+    ],
+)
+def test_value_order(prev, options, expected):
+    from laser_ci.decode import value_order
+
+    assert value_order(RATIO_CODEC, prev, options) == expected
 
 
 def test_temperature_zero_is_greedy():
