@@ -329,6 +329,8 @@ def export_model(
     max_prompt_tokens: int,
     codec: Any = None,
     warm_target: str = "runtime",
+    num_samples: int = 16,
+    sampling: str = "stratified",
     int8: bool = True,
     keep_fp32: bool = False,
     full_vocab_graph: bool = False,
@@ -418,7 +420,8 @@ def export_model(
         },
         "head_tokens": head_tokens,
         "head_token_ids": head_ids,
-        "decoding": {"num_samples": 32, "temperature": 1.0, "seed": 0},
+        "decoding": {"num_samples": num_samples, "temperature": 1.0, "seed": 0,
+                     "sampling": sampling},
         **(extra or {}),
         "files": {name: sha256_file(out / name) for name in sorted(files)},
     }

@@ -31,6 +31,26 @@ def log_mae(pred: Sequence[float], true: Sequence[float]) -> float:
     return float(np.mean(np.abs(np.log(p) - np.log(t)))) if len(t) else math.nan
 
 
+def paired_log_mae_diff(
+    pred_a: Sequence[float], pred_b: Sequence[float], true: Sequence[float],
+    groups: Sequence[str], n_boot: int = 2000, seed: int = 0,
+) -> dict[str, float]:
+    """log-MAE of ``pred_a`` minus that of ``pred_b`` on the same examples (negative: ``a``
+    is better), with a 95% interval from resampling whole ``groups`` (repositories: their
+    runs are not independent). ``{"diff", "lo", "hi", "groups"}``."""
+    t = np.log(_clip(true))
+    d = np.abs(np.log(_clip(pred_a)) - t) - np.abs(np.log(_clip(pred_b)) - t)
+    if not len(d):
+        return {"diff": math.nan, "lo": math.nan, "hi": math.nan, "groups": 0}
+    names, idx = np.unique(np.asarray(groups), return_inverse=True)
+    sums = np.bincount(idx, weights=d, minlength=len(names))
+    counts = np.bincount(idx, minlength=len(names)).astype(np.float64)
+    pick = np.random.default_rng(seed).integers(0, len(names), (n_boot, len(names)))
+    boot = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    return {"diff": float(d.mean()), "lo": float(lo), "hi": float(hi), "groups": len(names)}
+
+
 def mae_minutes(pred: Sequence[float], true: Sequence[float]) -> float:
     p, t = _clip(pred), _clip(true)
     return float(np.mean(np.abs(p - t)) / 60.0) if len(t) else math.nan

@@ -90,7 +90,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "cpu-1h": dict(size="small", threads=2, max_prompt_tokens=256, pretrain_seq_len=256,
                    pretrain_batch_size=16, pretrain_lr=1e-3, pretrain_steps=100_000,
                    pretrain_minutes=15.0, epochs=8, batch_size=32, lr=5e-4, patience=8,
-                   finetune_minutes=22.0, max_val_decode=200, num_samples=16),
+                   finetune_minutes=22.0, max_val_decode=200),
     # one GPU (the shipped base model: an H200, bf16, ~2 minutes of pretraining)
     "gpu": dict(size="small", threads=8, mixed_precision="bf16", max_prompt_tokens=512,
                 pretrain_seq_len=512, pretrain_batch_size=128, pretrain_lr=2e-3,
@@ -119,7 +119,7 @@ class TrainConfig:
     scale_range: float = 1.5
     # what a warm prompt's output is (laser_ci.tokenize): "runtime" (seconds) or "ratio" (to
     # the history median; the codec then also allows exponents down to RATIO_MIN_EXPONENT)
-    warm_target: str = "runtime"
+    warm_target: str = "ratio"
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -140,7 +140,7 @@ class TrainConfig:
     threads: int = 1
     mixed_precision: str = "no"
     max_val_decode: int = 400  # val examples decoded with the exported graphs (0: none)
-    num_samples: int = 32
+    num_samples: int = 16  # decoding samples per text (written to laser.json)
     corpus_max_docs: int = 0  # 0: every corpus document
     pretrain_minutes: float = 0.0  # 0: no limit; else pretraining stops after this long
     finetune_minutes: float = 0.0  # 0: no limit; else fine-tuning stops after this long
@@ -794,7 +794,8 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
 
     model = model.to("cpu").float().eval()
     export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                 warm_target=cfg.warm_target, keep_fp32=True, full_vocab_graph=True,
+                 warm_target=cfg.warm_target, num_samples=cfg.num_samples,
+                 keep_fp32=True, full_vocab_graph=True,
                  extra={"training": {"size": cfg.size, "seed": cfg.seed}})
     sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
     res = {
@@ -807,7 +808,8 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
     if i8 is not None and f32 is not None and i8 > f32 + 0.05:
         res["shipped"] = "fp32"
         export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                     warm_target=cfg.warm_target, int8=False, keep_fp32=True,
+                     warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=False,
+                     keep_fp32=True,
                      extra={"training": {"size": cfg.size}})
     config_path = out / "laser.json"
     config = json.loads(config_path.read_text())
@@ -944,7 +946,7 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
                    "model folder (e.g. model/lm): skips the tokenizer and pretraining.")
 @click.option("--warm-target", type=click.Choice(["runtime", "ratio"]), default=None,
               help="What the model writes for a text with history: the runtime, or its ratio "
-                   "to the history median [runtime].")
+                   "to the history median [ratio].")
 @click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
 @_common
 def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | None,

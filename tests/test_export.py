@@ -95,6 +95,8 @@ def test_artifact_files_and_sha256(artifact: Path, tmp_path: Path):
     assert set(config["files"]) >= {"model.onnx", "tokenizer.json", "weights.safetensors",
                                      "hf_config.json", "model.fp32.onnx", "model.full.onnx"}
     assert config["head_tokens"] == DEFAULT_CODEC.all_tokens()
+    assert config["decoding"] == {"num_samples": 16, "temperature": 1.0, "seed": 0,
+                                  "sampling": "stratified"}
     bad = tmp_path / "bad"
     shutil.copytree(artifact, bad)
     data = bytearray((bad / "model.onnx").read_bytes())
@@ -178,6 +180,17 @@ def test_seeded_and_batch_independent(artifact: Path):
     assert any(not np.array_equal(x, y) for x, y in zip(a, other, strict=True))
 
 
+def test_unknown_sampling_is_a_model_file_error(artifact: Path, tmp_path: Path):
+    bad = tmp_path / "bad"
+    shutil.copytree(artifact, bad)
+    config = json.loads((bad / "laser.json").read_text())
+    config["decoding"]["sampling"] = "beam"
+    (bad / "laser.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFileError, match="sampling 'beam'"):
+        LaserModel(bad)
+    assert LaserModel(artifact, sampling="independent").sampling == "independent"
+
+
 def test_constrained_loop_needs_the_digits_graph(artifact: Path):
     """The full-vocabulary graph (naive baseline) gives last-position logits only, which tree
     attention cannot use: LaserModel refuses it instead of decoding wrongly."""
@@ -223,7 +236,8 @@ def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, t
     cold = synthetic_examples()[0].text
     got = lm.sample([warm, cold])
     raw = sample_numbers(lm.decoder, lm.prompt.encode_texts([warm, cold]), lm.skeleton,
-                         num_samples=8, seed=lm.seed, pad_id=lm.prompt.pad_id)
+                         num_samples=8, seed=lm.seed, pad_id=lm.prompt.pad_id,
+                         stratified=lm.sampling == "stratified")
     ref = 300.0 / 10**0.5
     np.testing.assert_allclose(got[0], raw[0] * ref)
     np.testing.assert_allclose(got[1], raw[1])

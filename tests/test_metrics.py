@@ -61,3 +61,19 @@ def test_compute() -> None:
     assert metrics.compute(point, [100.0, 300.0], intervals=True)["coverage"] == 0.5
     with pytest.raises(ValueError):
         metrics.compute(point, [1.0])
+
+
+def test_paired_log_mae_diff() -> None:
+    true = [100.0] * 6
+    groups = ["a", "a", "b", "b", "c", "c"]
+    same = metrics.paired_log_mae_diff([200.0] * 6, [50.0] * 6, true, groups)
+    assert same == {"diff": pytest.approx(0.0), "lo": pytest.approx(0.0),
+                    "hi": pytest.approx(0.0), "groups": 3}
+    better = metrics.paired_log_mae_diff([110.0] * 6, [200.0] * 6, true, groups)
+    assert better["diff"] == pytest.approx(math.log(1.1) - math.log(2))
+    assert better["hi"] < 0
+    # better in one repository, worse in the other two: the interval spans zero
+    mixed = metrics.paired_log_mae_diff([100, 100, 300, 300, 300, 300], [1000, 1000, 200, 200,
+                                        200, 200], true, groups)
+    assert mixed["lo"] < 0 < mixed["hi"]
+    assert math.isnan(metrics.paired_log_mae_diff([], [], [], [])["diff"])
