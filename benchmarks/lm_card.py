@@ -1,6 +1,7 @@
 """Score a language-model folder on the validation split and write its ``card.json``.
 
     python benchmarks/lm_card.py --model model/lm --data ../shared/data/gha-runs [--write]
+        [--samples N] [--sampling independent|stratified]
 
 Runs what ``laser-ci eval DATA --split val --history prior --predictor laser-lm --model
 MODEL`` runs, for both example kinds (``workflow``: one example per run; ``job``), and prints
@@ -28,7 +29,7 @@ from laser_ci.evaluate import evaluate  # noqa: E402
 from laser_ci.history import parse_history  # noqa: E402
 from laser_ci.history_data import example_text, in_subset  # noqa: E402
 from laser_ci.metrics import paired_log_mae_diff  # noqa: E402
-from laser_ci.model import load_models  # noqa: E402
+from laser_ci.model import SAMPLING, LaserModel  # noqa: E402
 
 
 def main() -> None:
@@ -36,29 +37,35 @@ def main() -> None:
     ap.add_argument("--model", default="model/lm")
     ap.add_argument("--data", default="../shared/data/gha-runs")
     ap.add_argument("--write", action="store_true", help="write MODEL/card.json")
+    ap.add_argument("--samples", type=int, default=None,
+                    help="samples per text (default: the model's laser.json)")
+    ap.add_argument("--sampling", choices=SAMPLING, default=None,
+                    help="default: the model's laser.json")
     args = ap.parse_args()
 
-    predictors = dict(load_models(args.model))
+    lm = LaserModel(args.model, num_samples=args.samples, sampling=args.sampling)
+    predictors = {lm.name: lm}
     val = load_examples(args.data, split="val")
-    reports = {}
+    reports, scored = {}, {}
     t0 = time.perf_counter()
     for kind in ("workflow", "job"):
         examples = [e for e in val if e.kind == kind]
         report, preds = evaluate(predictors, examples, history="prior")
         reports[kind] = report
-        if kind == "workflow":
-            workflow_examples, workflow_preds = examples, preds
+        scored[kind] = (examples, preds)
     seconds = time.perf_counter() - t0
 
     def vs_history_median(name: str) -> dict[str, dict[str, float]]:
         out = {}
-        for subset in ("warm", "warm-changed"):
-            idx = [i for i, e in enumerate(workflow_examples) if in_subset(e, subset)]
-            ex = [workflow_examples[i] for i in idx]
-            medians = [parse_history(example_text(e, "prior"))["median"] for e in ex]
-            out[subset] = paired_log_mae_diff(
-                [workflow_preds[name][i].p50 for i in idx], medians,
-                [e.runtime_s for e in ex], [e.repo for e in ex])
+        for kind, (examples, preds) in scored.items():
+            for subset in ("warm", "warm-changed"):
+                idx = [i for i, e in enumerate(examples) if in_subset(e, subset)]
+                ex = [examples[i] for i in idx]
+                medians = [parse_history(example_text(e, "prior"))["median"] for e in ex]
+                key = subset if kind == "workflow" else f"job-{subset}"
+                out[key] = paired_log_mae_diff(
+                    [preds[name][i].p50 for i in idx], medians,
+                    [e.runtime_s for e in ex], [e.repo for e in ex])
         return out
 
     def metric(kind: str, name: str, regime: str, subset: str = "all", runs: str = "all",
@@ -92,8 +99,10 @@ def main() -> None:
                    "none (cold start); val_prior_log_mae: --history prior; warm: runs with "
                    "earlier runs; warm_changed: and the workflow file changed since the "
                    "previous run; vs_history_median: log-MAE minus the history median's on "
-                   "the same runs, 95% interval over repositories (benchmarks/lm_card.py)",
+                   "the same examples (job-: per-job examples), 95% interval over "
+                   "repositories (benchmarks/lm_card.py)",
         "examples": {k: {"n": r["n"], "subsets": r.get("subsets")} for k, r in reports.items()},
+        "decoding": {"samples": lm.num_samples, "sampling": lm.sampling},
         "seconds": round(seconds, 1),
     }
     text = json.dumps(card, indent=1)

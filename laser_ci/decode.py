@@ -20,15 +20,16 @@
   the prompt, its own branch's earlier tokens and nothing else, with positions continuing
   its branch. So the samples share the prompt's KV cache instead of copying it once per
   sample, and a step costs a few tokens per branch, not a prompt-sized cache per sample.
-* Seeded per job (the seed and the job's prompt ids): the same input gives the same
-  samples, whatever else is in the batch.
-* ``stratified=True`` draws the N samples by stratified inverse-CDF sampling instead of
-  independently: sample i starts from ``u = (i + U_i) / N`` (one uniform per stratum), and
-  at each choice the legal tokens, in the order of the values they lead to, split [0, 1)
-  by their probabilities; a sample takes the token whose interval holds its ``u`` and
-  rescales ``u`` into that interval. Each sample is still a draw from the model's
-  distribution, but together they cover its quantiles evenly, so the median of 16 samples
-  is about as steady as that of many more independent ones. The order is exact within one
+* Seeded per job and branch (the seed, the job's prompt ids and the branch's tokens): the
+  same input gives the same samples, whatever else is in the batch.
+* ``stratified=True`` splits a branch's c samples among the next tokens by stratified
+  sampling instead of multinomial counts: the legal tokens, in the order of the values
+  they lead to, cut [0, 1) by their probabilities, and the samples sit at
+  ``u_k = (k + U_k) / c`` (one uniform per stratum), so a token with probability p gets
+  c*p samples give or take one, and in expectation exactly c*p. The samples still follow
+  the model's distribution, but they cover its quantiles evenly, so the median of 16 is
+  about as steady as that of many more independent ones. Fresh uniforms at every step keep
+  a sample from hinging on the last bits of the logits. The order is exact within one
   exponent (the mantissa is written first), which is where a warm ``ratio`` model's
   outputs sit (:mod:`laser_ci.tokenize`).
 
@@ -127,10 +128,21 @@ class DecodeStats:
 # ---- helpers ---------------------------------------------------------------------------------
 
 
+def job_key(seed: int, prompt: Sequence[int]) -> list[int]:
+    """Seed material that depends only on the seed and the job's own prompt ids."""
+    digest = hashlib.sha256(np.asarray(prompt, dtype=np.int64).tobytes()).digest()
+    return [seed & 0xFFFFFFFF, int.from_bytes(digest[:8], "little")]
+
+
 def job_rng(seed: int, prompt: Sequence[int]) -> np.random.Generator:
     """A generator that depends only on the seed and the job's own prompt ids."""
-    digest = hashlib.sha256(np.asarray(prompt, dtype=np.int64).tobytes()).digest()
-    return np.random.default_rng([seed & 0xFFFFFFFF, int.from_bytes(digest[:8], "little")])
+    return np.random.default_rng(job_key(seed, prompt))
+
+
+def branch_rng(key: list[int], tokens: Sequence[str]) -> np.random.Generator:
+    """The generator for the choice after ``tokens`` in a job (``key``: :func:`job_key`):
+    its own stream, so a branch whose counts change does not shift the draws of others."""
+    return np.random.default_rng([*key, len(tokens), *(ord(t) for t in tokens)])
 
 
 def buckets(
@@ -223,7 +235,6 @@ class _Branch:
     seen: int  # real tokens before the next fed one (its position id)
     pending: list[int]  # known ids to feed before the next choice
     logits: np.ndarray | None = None  # next-token logits once everything is fed
-    u: np.ndarray | None = None  # stratified: each sample's position in [0, 1)
 
 
 def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str]) -> list[str]:
@@ -236,18 +247,14 @@ def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str])
     return sorted(options, reverse=negative)
 
 
-def _split_stratified(u: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
-    """The samples at positions ``u`` that fall in each token's interval of [0, 1) (the
-    tokens' probabilities ``p`` laid end to end), rescaled to [0, 1) within it."""
+def stratified_counts(rng: np.random.Generator, count: int, p: np.ndarray) -> np.ndarray:
+    """How many of ``count`` samples take each token: one sample in each of ``count`` equal
+    strata of [0, 1), which the tokens' probabilities ``p`` (laid end to end) share out."""
     upper = np.cumsum(p)
     upper[-1] = 1.0
+    u = (np.arange(count) + rng.random(count)) / count
     k = np.minimum(np.searchsorted(upper, u, side="right"), len(p) - 1)
-    lower = upper - p
-    out = []
-    for j in range(len(p)):
-        mine = u[k == j]
-        out.append(np.clip((mine - lower[j]) / max(p[j], 1e-300), 0.0, np.nextafter(1.0, 0)))
-    return out
+    return np.bincount(k, minlength=len(p))
 
 
 class _Tree:
@@ -332,11 +339,9 @@ def sample_numbers(
     for bucket in buckets([len(p) for p in full], max_batch_tokens, max_batch_jobs):
         ids, mask = left_pad([full[i] for i in bucket], pad_id)
         tree = _Tree(decoder, ids, mask)
-        rngs = [job_rng(seed, prompts[i]) for i in bucket]
+        keys = [job_key(seed, prompts[i]) for i in bucket]
         branches = [
-            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j],
-                    (np.arange(num_samples) + rngs[j].random(num_samples)) / num_samples
-                    if stratified else None)
+            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
             for j in range(len(bucket))
         ]
         for piece in rest:
@@ -355,19 +360,18 @@ def sample_numbers(
             children: list[_Branch] = []
             for b, options in zip(branches, legal, strict=True):
                 assert b.logits is not None
-                if b.u is not None:
+                if stratified:
                     options = value_order(codec, b.tokens, options)
                 p = _masked_probs(b.logits, [skeleton.columns[t] for t in options], temperature)
-                if b.u is None:
-                    parts: list[Any] = list(rngs[b.job].multinomial(b.count, p))
+                rng = branch_rng(keys[b.job], b.tokens)
+                if stratified:
+                    counts = stratified_counts(rng, b.count, p)
                 else:
-                    parts = _split_stratified(b.u, p)
-                for tok, part in zip(options, parts, strict=True):
-                    c = part if b.u is None else len(part)
+                    counts = rng.multinomial(b.count, p)
+                for tok, c in zip(options, counts, strict=True):
                     if c:
                         children.append(_Branch(b.job, int(c), [*b.tokens, tok], b.cache, b.seen,
-                                                [skeleton.token_ids[tok]],
-                                                u=None if b.u is None else part))
+                                                [skeleton.token_ids[tok]]))
             branches = children
         values: list[list[float]] = [[] for _ in bucket]
         for b in branches:

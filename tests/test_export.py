@@ -167,16 +167,22 @@ def test_int8_close_to_fp32(artifact: Path):
     assert (artifact / "model.onnx").stat().st_size < (artifact / "model.fp32.onnx").stat().st_size
 
 
-def test_seeded_and_batch_independent(artifact: Path):
+@pytest.mark.parametrize("model_file", ["model.fp32.onnx", "model.onnx"])
+def test_seeded_and_batch_independent(artifact: Path, model_file: str):
+    """Same input and seed, same samples. Alone or in a batch: the same with fp32 (the
+    loop's padding and tree attention leave a job's logits alone). The int8 graph
+    quantizes activations with one scale per batch (dynamic quantization), so there a
+    job's samples can depend on the rest of the batch: not asserted."""
     texts = [e.text for e in synthetic_examples()[::3]]
-    lm = LaserModel(artifact)
+    lm = LaserModel(artifact, model_file=model_file)
     a = lm.sample(texts)
-    b = LaserModel(artifact).sample(texts)
-    c = lm.sample(texts[:1])
+    b = LaserModel(artifact, model_file=model_file).sample(texts)
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
-    np.testing.assert_allclose(a[0], c[0])
-    other = LaserModel(artifact, seed=1).sample(texts)
+    if model_file == "model.fp32.onnx":
+        for i in range(len(texts)):
+            np.testing.assert_array_equal(a[i], lm.sample(texts[i : i + 1])[0])
+    other = LaserModel(artifact, seed=1, model_file=model_file).sample(texts)
     assert any(not np.array_equal(x, y) for x, y in zip(a, other, strict=True))
 
 
