@@ -102,7 +102,8 @@ def main() -> None:
     def constrained(model):
         def fn(stats):
             return sample_numbers(model.decoder, prompts, model.skeleton, num_samples=n,
-                                  seed=0, pad_id=model.prompt.pad_id, stats=stats)
+                                  seed=0, pad_id=model.prompt.pad_id, stats=stats,
+                                  stratified=model.sampling == "stratified")
         return fn
 
     variants = [run_variant("constrained + tree attention", constrained(lm), args.repeat)]
