@@ -13,7 +13,10 @@ the share of samples that parse, and the speedup over naive decoding:
   (:func:`laser_ci.decode.sample_numbers`) on the shipped graph (digit and sign columns).
 
 Then the end-to-end figure the CLI pays: model load (with the sha256 checks) + prediction for
-the jobs, cold, as ``laser-ci estimate`` does. Needs only numpy + onnxruntime + tokenizers.
+the jobs, cold, as ``laser-ci estimate`` does. Last, how much a job's samples depend on the
+rest of its batch (``--batch-check N``: the first N jobs predicted alone and in the batch of
+all jobs; the int8 graph quantizes activations with one scale per batch). Needs only
+numpy + onnxruntime + tokenizers.
 Jobs: the validation split's ``job`` examples of ``--data`` (the first ``--jobs``), or
 synthetic texts without ``--data``.
 """
@@ -76,6 +79,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-naive", action="store_true")
+    ap.add_argument("--batch-check", type=int, default=30,
+                    help="jobs predicted alone to compare with the batch (0: skip)")
     args = ap.parse_args()
 
     model_dir = Path(args.model)
@@ -103,7 +108,8 @@ def main() -> None:
         def fn(stats):
             return sample_numbers(model.decoder, prompts, model.skeleton, num_samples=n,
                                   seed=0, pad_id=model.prompt.pad_id, stats=stats,
-                                  stratified=model.sampling == "stratified")
+                                  stratified=model.sampling == "stratified",
+                                  max_batch_jobs=model.batch_jobs)
         return fn
 
     variants = [run_variant("constrained + tree attention", constrained(lm), args.repeat)]
@@ -143,6 +149,26 @@ def main() -> None:
         if ok.any():
             print(f"\nmedian |log(constrained p50 / naive p50)| over jobs with a valid naive "
                   f"sample: {np.nanmedian(np.abs(np.log(a[ok] / b[ok]))):.3f}")
+
+    if args.batch_check:
+        batch_dependence(lm, texts, args.batch_check)
+
+
+def batch_dependence(lm: LaserModel, texts: list[str], n: int) -> None:
+    """Samples of the first ``n`` jobs, alone against in the batch of all ``texts``."""
+    from collections import Counter
+
+    together = lm.sample(texts)
+    differ, shift = [], []
+    for i, text in enumerate(texts[:n]):
+        alone = lm.sample([text])[0]
+        same = sum((Counter(alone.tolist()) & Counter(together[i].tolist())).values())
+        differ.append(1 - same / len(alone))
+        shift.append(abs(np.log(np.median(alone) / np.median(together[i]))))
+    print(f"\nbatch dependence ({len(differ)} jobs alone vs in the batch of {len(texts)}): "
+          f"{100 * np.mean(differ):.0f}% of samples differ; median moves by "
+          f"{100 * (np.exp(np.mean(shift)) - 1):.1f}% on average (geometric), "
+          f"{100 * (np.exp(np.max(shift)) - 1):.0f}% at most")
 
 
 if __name__ == "__main__":

@@ -112,6 +112,7 @@ class LaserModel:
         temperature: float | None = None,
         seed: int | None = None,
         sampling: str | None = None,
+        batch_jobs: int | None = None,
         threads: int = DEFAULT_THREADS,
         model_file: str = MODEL_FILE,
         verify: bool = True,
@@ -133,6 +134,12 @@ class LaserModel:
         self.temperature = float(temperature if temperature is not None else dec.get("temperature", 1.0))
         self.seed = int(seed if seed is not None else dec.get("seed", 0))
         self.sampling = str(sampling or dec.get("sampling", "independent"))
+        # An int8 graph quantizes activations with one scale per batch (dynamic
+        # quantization), so a job decoded beside others could get other samples than alone:
+        # one job per batch keeps every prediction a function of its own text (~10% slower
+        # than the fastest batching on 2 cores, benchmarks/decoding.py).
+        int8 = bool(self.config.get("model", {}).get("int8", True)) and "fp32" not in model_file
+        self.batch_jobs = int(batch_jobs or (1 if int8 else 64))
         if self.sampling not in SAMPLING:
             raise ModelFileError(f"{self.model_dir}: sampling {self.sampling!r}, expected one "
                                  f"of {SAMPLING}")
@@ -178,6 +185,7 @@ class LaserModel:
             pad_id=self.prompt.pad_id,
             stats=stats,
             stratified=self.sampling == "stratified",
+            max_batch_jobs=self.batch_jobs,
         )
         self.last_stats = stats
         refs = [self.prompt.reference(t) for t in texts]
