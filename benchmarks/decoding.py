@@ -13,6 +13,9 @@ the share of samples that parse, and the speedup over naive decoding:
 * ``constrained + tree attention`` (shipped): the constrained prefix-filled loop
   (:func:`laser_ci.decode.sample_numbers`) on the shipped graph (digit and sign columns).
 
+Both decode the same number of jobs side by side: the model's (``--batch-jobs``; one for an
+int8 graph, so that no job's prediction depends on another's).
+
 Then the end-to-end figure the CLI pays: model load (with the sha256 checks) + prediction for
 the jobs, cold, as ``laser-ci estimate`` does. Last, how much a job's samples depend on the
 rest of its batch (``--batch-check N``: the first N jobs predicted alone and in the batch of
@@ -128,7 +131,8 @@ def main() -> None:
 
             return sample_naive(full, prompts, parse=parse, eos_id=lm.prompt.eos_id,
                                 max_new_tokens=24, num_samples=n, seed=0,
-                                pad_id=lm.prompt.pad_id, stats=stats)
+                                pad_id=lm.prompt.pad_id, stats=stats,
+                                max_batch_jobs=lm.batch_jobs)
 
         variants.append(run_variant("naive (full head, 1 token/pass)", naive, args.repeat))
     elif not full_path.is_file():
