@@ -12,7 +12,10 @@ A model folder (written by :func:`laser_ci.export.export_model`) holds::
 
 :class:`LaserModel` implements :class:`laser_ci.predict.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
-(:func:`laser_ci.decode.sample_numbers`), and the result is their p10/median/p90.
+(:func:`laser_ci.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
+``sampling`` independent or stratified), one job per batch for an int8 graph, and the
+result is their p10/median/p90. A ``ratio`` model's samples for a text with history are
+multiplied back to seconds (``prompt.warm_target``, :mod:`laser_ci.tokenize`).
 
 To register it with :mod:`laser_ci.predictors`: ``LOADERS["lm"] = load_models`` (the folder
 ``model/lm`` with its ``card.json``).
