@@ -139,8 +139,8 @@ class LaserModel:
         self.sampling = str(sampling or dec.get("sampling", "independent"))
         # An int8 graph quantizes activations with one scale per batch (dynamic
         # quantization), so a job decoded beside others could get other samples than alone:
-        # one job per batch keeps every prediction a function of its own text (~10% slower
-        # than the fastest batching on 2 cores, benchmarks/decoding.py).
+        # one job per batch keeps every prediction a function of its own text (~20% slower
+        # decoding on 2 cores: benchmarks/decoding.py --batch-jobs 64).
         int8 = bool(self.config.get("model", {}).get("int8", True)) and "fp32" not in model_file
         self.batch_jobs = int(batch_jobs or (1 if int8 else 64))
         if self.sampling not in SAMPLING:
