@@ -87,9 +87,10 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
 class _OtherRunners:
     """Predictions of jobs as if they ran on another runner, asked for by the sizing advice.
 
-    ``advise`` asks for them one label at a time; a model's cost is per call, not per
-    text, so :meth:`gather` first runs the advice with placeholders to learn which
-    (job, label) pairs it wants and predicts them all in one batch. A label asked only
+    ``advise`` asks for them one label at a time; a predictor pays a fixed cost per call
+    (and a model with cross-job batching decodes a batch faster than its texts one by
+    one), so :meth:`gather` first runs the advice with placeholders to learn which
+    (job, label) pairs it wants and predicts them all in one call. A label asked only
     in the real pass (the advice took another branch) is predicted on its own."""
 
     def __init__(self, predictor: Predictor, profile: RepoProfile | None,
