@@ -4,11 +4,11 @@
 
 Needs the ``train`` extra (LightGBM, scikit-learn). Steps:
 
-1. Examples from the data folder (:func:`laser_ci.data.load_examples`, both kinds, with
-   their causal history: :mod:`laser_ci.history_data`), split by repository
-   (:func:`laser_ci.data.split_of`). Everything is fit on ``train`` only.
+1. Examples from the data folder (:func:`laser_ci.training.examples.load_examples`, both kinds, with
+   their causal history: :mod:`laser_ci.training.history`), split by repository
+   (:func:`laser_ci.training.examples.split_of`). Everything is fit on ``train`` only.
 2. ``median``: the training runtimes' median (p10/p90: their 10th/90th percentiles).
-3. ``tabular``: LightGBM on :mod:`laser_ci.features`.
+3. ``tabular``: LightGBM on :mod:`laser_ci.predictors.features`.
    Cold part (texts without history): a small grid (below) chosen by log-MAE on ``val``
    runs (kind ``workflow``, all conclusions, ``--history none``: what ``laser-ci eval``
    prints by default). The shipped p50 model averages 5 bagged models. p10/p90: offsets
@@ -24,7 +24,7 @@ Needs the ``train`` extra (LightGBM, scikit-learn). Steps:
    warm texts was measured first: it cannot copy the history median through its splits.)
 4. ``text-linear``: TF-IDF over the serialized text + ridge, trained on the mix (every
    training example cold, and warm too when it has earlier runs:
-   :func:`laser_ci.history_data.training_texts`), same selection and offsets.
+   :func:`laser_ci.training.history.training_texts`), same selection and offsets.
 5. ``history-median``: the median of the earlier runs read from the history block, p10/p90
    from the history's own p10/p90 widened by offsets calibrated on warm ``train`` runs
    (pooled with ``val``); without history it falls back to ``tabular``.
@@ -53,7 +53,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from laser_ci.baselines import (  # noqa: E402
+from laser_ci.predictors.baselines import (  # noqa: E402
     HistoryMedianPredictor,
     MedianPredictor,
     TabularPredictor,
@@ -67,10 +67,10 @@ from laser_ci.baselines import (  # noqa: E402
     load_baselines,
     vectorize,
 )
-from laser_ci.data import Example, load_examples, summarize  # noqa: E402
-from laser_ci.evaluate import describe, evaluate, render_table  # noqa: E402
-from laser_ci.features import extract  # noqa: E402
-from laser_ci.history_data import training_texts  # noqa: E402
+from laser_ci.predictors.features import extract  # noqa: E402
+from laser_ci.training.evaluate import describe, evaluate, render_table  # noqa: E402
+from laser_ci.training.examples import Example, load_examples, summarize  # noqa: E402
+from laser_ci.training.history import training_texts  # noqa: E402
 
 # LightGBM: small trees win here (few hundred repositories; most signal is coarse).
 TAB_BASE = {
@@ -454,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "val_workflow": reports["workflow"]["subsets"],
                     "val_job": reports["job"]["subsets"]},
         "data": {"train": summarize(train), "val": summarize(val)},
-        "split": "sha256(owner/name)[:8] % 100 < 20 -> val (laser_ci.data.split_of)",
+        "split": "sha256(owner/name)[:8] % 100 < 20 -> val (laser_ci.training.examples.split_of)",
         "tabular": tabular.info,
         "tabular-warm": {k: v for k, v in tabular.warm.info.items() if k != "grid"},
         "text-linear": text.info,

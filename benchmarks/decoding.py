@@ -11,7 +11,7 @@ the share of samples that parse, and the speedup over naive decoding:
   (``model.full.onnx``, last position only); the prompt is encoded once per job and its KV
   cache copied to one row per sample, as ``generate`` does.
 * ``constrained + tree attention`` (shipped): the constrained prefix-filled loop
-  (:func:`laser_ci.decode.sample_numbers`) on the shipped graph (digit and sign columns).
+  (:func:`laser_ci.predictors.decode.sample_numbers`) on the shipped graph (digit and sign columns).
 
 Both decode the same number of jobs side by side: the model's (``--batch-jobs``; one for an
 int8 graph, so that no job's prediction depends on another's).
@@ -38,13 +38,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.decode import DecodeStats, OnnxDecoder, sample_naive, sample_numbers  # noqa: E402
-from laser_ci.model import LaserModel, make_session  # noqa: E402
+from laser_ci.predictors.decode import DecodeStats, OnnxDecoder, sample_naive, sample_numbers  # noqa: E402
+from laser_ci.predictors.lm import LaserModel, make_session  # noqa: E402
 
 
 def job_texts(data: str | None, n: int, kind: str) -> list[str]:
     if data:
-        from laser_ci.data import load_examples
+        from laser_ci.training.examples import load_examples
 
         texts = [e.text for e in load_examples(data, split="val") if e.kind == kind]
         if len(set(texts)) < n:

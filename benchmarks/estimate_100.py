@@ -54,8 +54,8 @@ def synthetic(root: Path) -> None:
 
 
 def from_data(root: Path, data_dir: str) -> None:
-    from laser_ci.data import load_blobs, load_runs
-    from laser_ci.parse import read_workflows
+    from laser_ci.training.examples import load_blobs, load_runs
+    from laser_ci.workflows.parse import read_workflows
 
     runs = load_runs(data_dir)
     blobs = load_blobs(data_dir)
@@ -123,7 +123,7 @@ def predictor_calls(root: Path, model: str | None) -> list[tuple[int, float]]:
     then the runtimes on other runners that the sizing advice asks for."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from laser_ci.estimate import estimate_paths
-    from laser_ci.predictors import load_predictor
+    from laser_ci.predictors.choice import load_predictor
 
     predictor = load_predictor(model)
     calls: list[tuple[int, float]] = []

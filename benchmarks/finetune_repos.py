@@ -6,7 +6,7 @@
 For each repository (default: five validation repositories with the most runs), writes its
 runs and blobs to a temporary folder in the ``gha-runs`` format (what ``laser-ci collect``
 writes), fine-tunes the model on the earliest 80% of its runs and tests on the latest 20%
-(:func:`laser_ci.train.run_finetune`). Prints one row per repository: examples, the
+(:func:`laser_ci.training.train.run_finetune`). Prints one row per repository: examples, the
 shipped model's log-MAE on the test runs before and after fine-tuning (texts with the
 history block, as in use), the median of each test run's earlier runs (the peers'
 method) on the same runs, and the wall time.
@@ -27,8 +27,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.data import load_blobs, load_examples, load_runs, split_of  # noqa: E402
-from laser_ci.train import TrainConfig, run_finetune  # noqa: E402
+from laser_ci.training.example import split_of
+from laser_ci.training.examples import load_blobs, load_examples, load_runs
+from laser_ci.training.train import TrainConfig, run_finetune  # noqa: E402
 
 
 def write_repo(data: str, repo: str, runs: list[dict], out: Path) -> Path:

@@ -5,7 +5,7 @@
 
 Runs what ``laser-ci eval DATA --split val --history prior --predictor laser-lm --model
 MODEL`` runs, for both example kinds (``workflow``: one example per run; ``job``), and prints
-one JSON object with the figures :mod:`laser_ci.predictors` compares across families
+one JSON object with the figures :mod:`laser_ci.predictors.choice` compares across families
 (``val_log_mae``: cold start, workflow runs; ``val_prior_log_mae``: with history), the warm
 and warm-changed subsets, the p10-p90 coverage, and (``vs_history_median``) the model's
 log-MAE minus the history median's on the warm and warm-changed workflow runs, with a 95%
@@ -24,12 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.data import load_examples  # noqa: E402
-from laser_ci.evaluate import evaluate  # noqa: E402
-from laser_ci.history import parse_history  # noqa: E402
-from laser_ci.history_data import example_text, in_subset  # noqa: E402
-from laser_ci.metrics import paired_log_mae_diff  # noqa: E402
-from laser_ci.model import SAMPLING, LaserModel  # noqa: E402
+from laser_ci.predictors.lm import SAMPLING, LaserModel  # noqa: E402
+from laser_ci.text.history import parse_history  # noqa: E402
+from laser_ci.training.evaluate import evaluate  # noqa: E402
+from laser_ci.training.examples import load_examples  # noqa: E402
+from laser_ci.training.history import example_text, in_subset  # noqa: E402
+from laser_ci.training.metrics import paired_log_mae_diff  # noqa: E402
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from laser_ci.cli import main
-from laser_ci.data import load_blobs, load_runs
+from laser_ci.training.examples import load_blobs, load_runs
 
 
 def main_(argv: list[str] | None = None) -> int:

@@ -15,11 +15,11 @@ def main() -> None:
 
 # --- commands: one line per command, each defined in its own module -----------------------
 # (keep this block sorted; add your command here)
-from laser_ci.action import action_command  # noqa: E402
-from laser_ci.collect import collect  # noqa: E402
 from laser_ci.estimate import estimate  # noqa: E402
-from laser_ci.evaluate import eval_command  # noqa: E402
-from laser_ci.train import finetune_command, train_command  # noqa: E402
+from laser_ci.github.action import action_command  # noqa: E402
+from laser_ci.github.collect import collect  # noqa: E402
+from laser_ci.training.evaluate import eval_command  # noqa: E402
+from laser_ci.training.train import finetune_command, train_command  # noqa: E402
 
 main.add_command(action_command)
 main.add_command(collect)

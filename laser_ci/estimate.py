@@ -23,24 +23,17 @@ from typing import Any
 
 import click
 
-from laser_ci.graph import critical_path
-from laser_ci.history import HistoryIndex
-from laser_ci.parse import DiskFiles, FileSource, find_repo_root, read_workflows, workflow_targets
-from laser_ci.predict import Predictor, Runtime
-from laser_ci.repo_profile import profile_dir
-from laser_ci.serialize import serialize_job
-from laser_ci.size import (
-    Needs,
-    PredictOn,
-    advise,
-    combine,
-    cost_assumptions,
-    cost_job,
-    estimate_monthly_runs,
-    resolve_runner,
-    summarize,
-)
-from laser_ci.workflow import JobInstance, ReadError, RepoProfile, Workflow
+from laser_ci.predictors.base import Predictor, Runtime
+from laser_ci.sizing.advice import Needs, PredictOn, advise
+from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
+from laser_ci.sizing.runners import resolve_runner
+from laser_ci.sizing.schedule import estimate_monthly_runs
+from laser_ci.text.history import HistoryIndex
+from laser_ci.text.serialize import serialize_job
+from laser_ci.workflows.graph import critical_path
+from laser_ci.workflows.model import JobInstance, ReadError, RepoProfile, Workflow
+from laser_ci.workflows.parse import DiskFiles, FileSource, find_repo_root, read_workflows, workflow_targets
+from laser_ci.workflows.repo_profile import profile_dir
 
 
 def _json_value(value: Any) -> Any:
@@ -211,7 +204,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
 
 
 def _default_predictor(model_dir: str | None) -> Predictor:
-    from laser_ci.predictors import load_predictor
+    from laser_ci.predictors.choice import load_predictor
 
     return load_predictor(model_dir)
 
@@ -267,13 +260,13 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
              visibility: str | None, runs_per_month: float | None,
              self_hosted_rate: float, history_dir: str | None) -> None:
     """Predict each job's runtime in workflow files or folders (default .github/workflows)."""
-    from laser_ci.report import render
+    from laser_ci.report.render import render
 
     sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)
     try:
         history = None
         if history_dir is not None:
-            from laser_ci.history_data import load_history_index
+            from laser_ci.training.collected import load_history_index
 
             history = load_history_index(history_dir)
         result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing,

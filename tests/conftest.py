@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from laser_ci.predict import Runtime
+from laser_ci.predictors.base import Runtime
 
 
 class LengthPredictor:
@@ -21,7 +21,7 @@ class LengthPredictor:
 @pytest.fixture
 def fake_predictor(monkeypatch: pytest.MonkeyPatch) -> LengthPredictor:
     """Make ``laser-ci estimate`` use :class:`LengthPredictor` instead of the shipped model,
-    so CLI tests do not depend on ``laser_ci.predictors``."""
+    so CLI tests do not depend on ``laser_ci.predictors.choice``."""
     predictor = LengthPredictor()
     monkeypatch.setattr("laser_ci.estimate._default_predictor", lambda model_dir=None: predictor)
     return predictor
@@ -32,6 +32,6 @@ def examples() -> list:
     """Every example of the ``gha-mini`` test folder (tests/gha_mini.py), read once."""
     import gha_mini
 
-    from laser_ci.data import load_examples
+    from laser_ci.training.examples import load_examples
 
     return load_examples(gha_mini.MINI, cache=False)

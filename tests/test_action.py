@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from fakegithub import FakeGitHub
 
 import laser_ci
-import laser_ci.predictors
-from laser_ci.action import Settings, SettingsError, action_command, command, run
-from laser_ci.comment import MARKER
-from laser_ci.predict import Runtime
+import laser_ci.predictors.choice
+from laser_ci.github.action import Settings, SettingsError, action_command, command, run
+from laser_ci.predictors.base import Runtime
+from laser_ci.report.comment import MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "action"
@@ -234,7 +234,7 @@ def _invoke(env: dict, monkeypatch: pytest.MonkeyPatch, predictor=None):
         seen.append(model_dir)
         return predictor
 
-    monkeypatch.setattr(laser_ci.predictors, "load_predictor", fake_load)
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor", fake_load)
     for key in list(env):
         monkeypatch.setenv(key, env[key])
     result = CliRunner().invoke(action_command, [], catch_exceptions=False)
@@ -590,7 +590,7 @@ def test_push_estimates_the_checked_out_workflows(tmp_path, monkeypatch):
         seen.append(model_dir)
         return predictor
 
-    monkeypatch.setattr(laser_ci.predictors, "load_predictor", fake_load)
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor", fake_load)
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -634,7 +634,7 @@ def test_push_without_checkout_is_a_warning(tmp_path, monkeypatch):
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
     }
-    monkeypatch.setattr(laser_ci.predictors, "load_predictor", lambda m=None: LengthPredictor())
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor", lambda m=None: LengthPredictor())
     code = run(Settings.from_env(env))
     assert code == 0
     assert "is the repository checked out?" in (tmp_path / "summary.md").read_text()

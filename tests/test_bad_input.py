@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from laser_ci.cli import main
-from laser_ci.yamlload import load_yaml
+from laser_ci.workflows.yamlload import load_yaml
 
 GOOD = """name: Good
 on: push

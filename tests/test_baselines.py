@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from laser_ci.baselines import (
+from laser_ci.predictors.baselines import (
     MedianPredictor,
     TabularPredictor,
     TextLinearPredictor,
@@ -23,9 +23,9 @@ from laser_ci.baselines import (
     load_baselines,
     vectorize,
 )
-from laser_ci.data import Example
-from laser_ci.features import extract
-from laser_ci.predictors import available_predictors, load_predictor
+from laser_ci.predictors.choice import available_predictors, load_predictor
+from laser_ci.predictors.features import extract
+from laser_ci.training.examples import Example
 
 MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
 
@@ -149,7 +149,7 @@ def test_interval_offsets() -> None:
 
 
 def _train_tabular(examples: list[Example]) -> TabularPredictor:
-    from laser_ci.baselines import fit_lightgbm
+    from laser_ci.predictors.baselines import fit_lightgbm
 
     texts = [e.text for e in examples]
     y = np.log([e.runtime_s for e in examples])
@@ -181,7 +181,7 @@ def test_tabular_predictor_round_trip(tmp_path: Path, examples: list[Example]) -
 def test_tabular_warm_part_is_anchored_on_the_history(tmp_path: Path,
                                                       examples: list[Example]) -> None:
     pytest.importorskip("lightgbm")
-    from laser_ci.baselines import WarmPart, fit_lightgbm
+    from laser_ci.predictors.baselines import WarmPart, fit_lightgbm
 
     p = _train_tabular(examples)
     cold_texts = [e.text for e in examples]
@@ -213,7 +213,7 @@ def test_text_linear_matches_sklearn(tmp_path: Path, examples: list[Example]) ->
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import Ridge
 
-    from laser_ci.baselines import fit_text_linear, make_analyzer
+    from laser_ci.predictors.baselines import fit_text_linear, make_analyzer
 
     texts = [e.text for e in examples]
     y = np.log([e.runtime_s for e in examples])
@@ -242,7 +242,7 @@ def test_analyze_keeps_ci_words() -> None:
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory, examples: list[Example]) -> Path:
     pytest.importorskip("lightgbm")
-    from laser_ci.baselines import fit_text_linear
+    from laser_ci.predictors.baselines import fit_text_linear
 
     d = tmp_path_factory.mktemp("model")
     out = d / "baselines"
@@ -262,7 +262,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory, examples: list[Example])
 def test_load_predictor_picks_the_lowest_val_log_mae(
     model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import laser_ci.predictors as P
+    import laser_ci.predictors.choice as P
 
     preds = available_predictors(model_dir)
     assert set(preds) == {"median", "tabular", "text-linear"}

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from fakegithub import FakeGitHub
 
-import laser_ci.collect as collect_mod
-from laser_ci.collect import collect
-from laser_ci.workflow import RepoProfile
+import laser_ci.github.collect as collect_mod
+from laser_ci.github.collect import collect
+from laser_ci.workflows.model import RepoProfile
 
 REPO = "octo/app"
 CI = ".github/workflows/ci.yml"
@@ -197,7 +197,7 @@ def test_collect_writes_the_shared_format_with_per_job_labels(gh, tmp_path):
 
 
 def test_the_folder_loads_as_training_examples_without_conversion(gh, tmp_path):
-    from laser_ci.data import load_examples
+    from laser_ci.training.examples import load_examples
 
     matrix = (
         "on: push\njobs:\n  test:\n    strategy:\n      matrix:\n        py: ['3.11', '3.12']\n"

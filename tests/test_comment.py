@@ -1,4 +1,4 @@
-"""The PR comment and job summary Markdown (laser_ci.comment): snapshot and edge cases."""
+"""The PR comment and job summary Markdown (laser_ci.report.comment): snapshot and edge cases."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from laser_ci import comment
-from laser_ci.comment import (
+from laser_ci.report import comment
+from laser_ci.report.comment import (
     COMMENT_LIMIT,
     MARKER,
     Context,

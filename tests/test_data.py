@@ -9,7 +9,8 @@ from pathlib import Path
 import gha_mini
 import pytest
 
-from laser_ci.data import (
+from laser_ci.training.example import split_of
+from laser_ci.training.examples import (
     Example,
     filter_split,
     load_blobs,
@@ -17,7 +18,6 @@ from laser_ci.data import (
     load_examples,
     load_runs,
     run_files,
-    split_of,
     summarize,
 )
 
@@ -131,6 +131,6 @@ def test_cache_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert first == examples
     (cached,) = (tmp_path / "cache").iterdir()
     assert cached.name.startswith("examples-")
-    monkeypatch.setattr("laser_ci.data.load_runs", lambda d: pytest.fail("cache not used"))
+    monkeypatch.setattr("laser_ci.training.examples.load_runs", lambda d: pytest.fail("cache not used"))
     assert load_examples(MINI) == examples
     assert load_examples(MINI, split="val") == filter_split(examples, "val")

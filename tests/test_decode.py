@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from laser_ci.decode import (
+from laser_ci.predictors.decode import (
     DecodeStats,
     Skeleton,
     buckets,
@@ -23,7 +23,7 @@ from laser_ci.decode import (
     sample_numbers,
     summarize_samples,
 )
-from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
+from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
 
 # a made-up vocabulary: the codec's tokens and the skeleton's fixed pieces get ids
 PAD, EOS, SEP = 0, 1, 2
@@ -311,7 +311,7 @@ def test_stratified_samples_follow_the_distribution():
     ],
 )
 def test_value_order(prev, options, expected):
-    from laser_ci.decode import value_order
+    from laser_ci.predictors.decode import value_order
 
     assert value_order(RATIO_CODEC, prev, options) == expected
 
@@ -378,7 +378,7 @@ def test_left_pad():
 
 # ---- the prompt layout and the tokenizer (tokenizers only) -------------------------------------
 
-from laser_ci.tokenize import PromptCodec, train_tokenizer  # noqa: E402
+from laser_ci.text.tokenize import PromptCodec, train_tokenizer  # noqa: E402
 
 YAML = """name: CI
 on: [push]
@@ -482,7 +482,7 @@ SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"
 @pytest.mark.skipif(not (SHIPPED / "laser.json").is_file(), reason="no shipped model/lm")
 def test_shipped_model_loads_checks_and_predicts():
     """model/lm: every file matches its sha256, and predictions are valid and seeded."""
-    from laser_ci.model import LaserModel, read_config
+    from laser_ci.predictors.lm import LaserModel, read_config
 
     config = read_config(SHIPPED)  # checks the sha256 of every listed file
     assert {"model.onnx", "tokenizer.json"} <= set(config["files"])

@@ -8,8 +8,8 @@ import pytest
 
 from laser_ci import estimate
 from laser_ci.estimate import estimate_workflows
-from laser_ci.parse import read_workflows
-from laser_ci.predict import Runtime
+from laser_ci.predictors.base import Runtime
+from laser_ci.workflows.parse import read_workflows
 
 WORKFLOW = """
 on: push

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("optimum.exporters.onnx")
 
-from laser_ci.decode import (  # noqa: E402
+from laser_ci.predictors.decode import (  # noqa: E402
     NEG,
     DecodeStats,
     OnnxDecoder,
@@ -27,11 +27,11 @@ from laser_ci.decode import (  # noqa: E402
     left_pad,
     sample_naive,
 )
-from laser_ci.export import export_model  # noqa: E402
-from laser_ci.model import LaserModel, ModelFileError, make_session, read_config  # noqa: E402
-from laser_ci.numbers import DEFAULT_CODEC  # noqa: E402
-from laser_ci.tokenize import PromptCodec, train_tokenizer  # noqa: E402
-from laser_ci.train import (  # noqa: E402
+from laser_ci.predictors.lm import LaserModel, ModelFileError, make_session, read_config  # noqa: E402
+from laser_ci.text.numbers import DEFAULT_CODEC  # noqa: E402
+from laser_ci.text.tokenize import PromptCodec, train_tokenizer  # noqa: E402
+from laser_ci.training.export import export_model  # noqa: E402
+from laser_ci.training.train import (  # noqa: E402
     TrainConfig,
     _accelerator,
     build_model,
@@ -232,7 +232,7 @@ def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, t
     """A ``warm_target: ratio`` folder: a warm text's samples are the loop's numbers times
     the history median over √10; a cold text's are the loop's numbers. Items train on the
     ratio."""
-    from laser_ci.decode import sample_numbers
+    from laser_ci.predictors.decode import sample_numbers
 
     ratio = tmp_path / "ratio"
     shutil.copytree(artifact, ratio)
@@ -263,7 +263,7 @@ def test_train_and_finetune_commands(tmp_path: Path):
     from click.testing import CliRunner
     from gha_mini import MINI as data
 
-    from laser_ci.train import finetune_command, train_command
+    from laser_ci.training.train import finetune_command, train_command
 
     out = tmp_path / "m"
     r = CliRunner().invoke(train_command, [
@@ -323,7 +323,7 @@ def test_time_limits_stop_training(tmp_path: Path):
     data-parallel process agrees on (here: 30 steps measured, then the first step after)."""
     from gha_mini import MINI as data
 
-    from laser_ci.train import TrainConfig, run_training
+    from laser_ci.training.train import TrainConfig, run_training
 
     cfg = TrainConfig(size="tiny", vocab_size=300, max_prompt_tokens=64, pretrain_steps=500,
                       pretrain_seq_len=64, pretrain_minutes=1e-5, epochs=50,

@@ -1,4 +1,4 @@
-"""Past runs from the GitHub API (laser_ci.github_history) against the local fake GitHub."""
+"""Past runs from the GitHub API (laser_ci.github.history) against the local fake GitHub."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from fakegithub import FakeGitHub
 from github import Auth, Github
 
-from laser_ci import github_history
-from laser_ci.action import RefFiles
-from laser_ci.github_history import NO_PERMISSION, default_cache_dir, fetch_history
-from laser_ci.parse import read_workflows
-from laser_ci.serialize import serialize_job
+from laser_ci.github import history as github_history
+from laser_ci.github.history import NO_PERMISSION, default_cache_dir, fetch_history
+from laser_ci.github.refs import RefFiles
+from laser_ci.text.serialize import serialize_job
+from laser_ci.workflows.parse import read_workflows
 
 REPO = "octo/app"
 CI = ".github/workflows/ci.yml"

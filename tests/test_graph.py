@@ -1,4 +1,4 @@
-"""Tests for laser_ci.graph: ``needs`` validation, critical path and billable total.
+"""Tests for laser_ci.workflows.graph: ``needs`` validation, critical path and billable total.
 
 Sources:
 
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from laser_ci.estimate import estimate_workflows
-from laser_ci.graph import check_needs, critical_path, dependencies
-from laser_ci.parse import read_paths, read_workflows
-from laser_ci.predict import Runtime
-from laser_ci.workflow import JobInstance, Workflow
+from laser_ci.predictors.base import Runtime
+from laser_ci.workflows.graph import check_needs, critical_path, dependencies
+from laser_ci.workflows.model import JobInstance, Workflow
+from laser_ci.workflows.parse import read_paths, read_workflows
 
 REPOS = Path(__file__).parent / "fixtures" / "repos"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from laser_ci.history import (
+from laser_ci.text.history import (
     History,
     config_diff,
     history_lines,
@@ -10,8 +10,8 @@ from laser_ci.history import (
     relative_history_line,
     split_history_block,
 )
-from laser_ci.history_data import with_history_block
-from laser_ci.numbers import NumberCodec
+from laser_ci.text.numbers import NumberCodec
+from laser_ci.training.history import with_history_block
 
 
 def test_absent_history_is_stated() -> None:

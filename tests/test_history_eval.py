@@ -14,26 +14,26 @@ import gha_mini
 import pytest
 from click.testing import CliRunner
 
-from laser_ci.baselines import HistoryMedianPredictor, MedianPredictor, load_baselines
 from laser_ci.cli import main
-from laser_ci.data import Example, load_examples, load_runs, workflow_blobs
-from laser_ci.history import History, history_lines
-from laser_ci.history_data import (
+from laser_ci.predictors.base import Runtime
+from laser_ci.predictors.baselines import HistoryMedianPredictor, MedianPredictor, load_baselines
+from laser_ci.text.history import History, history_lines
+from laser_ci.text.numbers import DEFAULT_CODEC
+from laser_ci.text.serialize import serialize_job, serialize_workflow
+from laser_ci.training.collected import load_history_index
+from laser_ci.training.examples import Example, load_examples, load_runs, workflow_blobs
+from laser_ci.training.history import (
     attach_history,
     causal_histories,
     example_text,
     in_subset,
-    load_history_index,
     parse_time,
     strip_history_block,
     subset_of,
     training_texts,
     with_history_block,
 )
-from laser_ci.numbers import DEFAULT_CODEC
-from laser_ci.parse import read_workflows
-from laser_ci.predict import Runtime
-from laser_ci.serialize import serialize_job, serialize_workflow
+from laser_ci.workflows.parse import read_workflows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
@@ -92,8 +92,8 @@ def test_changed_flag_and_diff(examples: list[Example]) -> None:
 def test_warm_text_is_the_serializer_with_history(examples: list[Example]) -> None:
     e = one(examples, 14)
     runs = {r["id"]: r for r in load_runs(MINI)}
-    from laser_ci.data import load_blobs, run_files
-    from laser_ci.workflow import RepoProfile
+    from laser_ci.training.examples import load_blobs, run_files
+    from laser_ci.workflows.model import RepoProfile
 
     run = runs["fixture14"]
     files = run_files(run, load_blobs(MINI))
@@ -153,7 +153,7 @@ def test_training_texts_modes(examples: list[Example]) -> None:
 
 
 def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
-    from laser_ci.train import TrainConfig, with_history_texts
+    from laser_ci.training.train import TrainConfig, with_history_texts
 
     warm = [e for e in examples if e.text_warm is not None]
     assert warm

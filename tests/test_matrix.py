@@ -1,4 +1,4 @@
-"""Tests for laser_ci.matrix: GitHub Actions matrix expansion.
+"""Tests for laser_ci.workflows.matrix: GitHub Actions matrix expansion.
 
 The documented cases come from GitHub's "Using a matrix for your jobs" page
 (github/docs data/reusables/actions/jobs/*.md).
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-import laser_ci.matrix as matrix_module
-from laser_ci.matrix import MAX_COMBINATIONS, MatrixExpansion, expand_matrix
+import laser_ci.workflows.matrix as matrix_module
+from laser_ci.workflows.matrix import MAX_COMBINATIONS, MatrixExpansion, expand_matrix
 
 
 def _m(text: str) -> Any:

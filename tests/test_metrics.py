@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from laser_ci import metrics
-from laser_ci.predict import Runtime
+from laser_ci.predictors.base import Runtime
+from laser_ci.training import metrics
 
 
 def test_log_mae_clips_to_one_second() -> None:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from laser_ci.numbers import DEFAULT_CODEC, NumberCodec
+from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
 
 codec = DEFAULT_CODEC
 

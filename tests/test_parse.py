@@ -1,4 +1,4 @@
-"""Tests for the workflow reader (laser_ci.yamlload, laser_ci.expressions, laser_ci.parse),
+"""Tests for the workflow reader (laser_ci.workflows: yamlload, expressions, parse),
 pinned against GitHub's documented behaviour and GitHub's own workflow parser.
 
 Sources, cited next to each group below:
@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
-from laser_ci.expressions import FullContext, evaluate_string, substitute
-from laser_ci.parse import (
+from laser_ci.workflows.expressions import FullContext, evaluate_string, substitute
+from laser_ci.workflows.model import JobInstance, ReadError, Workflow
+from laser_ci.workflows.parse import (
     MAX_CALL_DEPTH,
     display_name,
     matrix_suffix,
@@ -36,8 +37,7 @@ from laser_ci.parse import (
     read_workflows,
     triggers_of,
 )
-from laser_ci.workflow import JobInstance, ReadError, Workflow
-from laser_ci.yamlload import MAX_DEPTH, MAX_NODES, load_yaml
+from laser_ci.workflows.yamlload import MAX_DEPTH, MAX_NODES, load_yaml
 
 REPOS = Path(__file__).parent / "fixtures" / "repos"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from laser_ci.parse import DiskFiles, read_workflows
-from laser_ci.serialize import approx_tokens, serialize_job, serialize_raw, serialize_workflow
-from laser_ci.workflow import JobInstance, RepoProfile, Step, Workflow
+from laser_ci.text.serialize import approx_tokens, serialize_job, serialize_raw, serialize_workflow
+from laser_ci.workflows.model import JobInstance, RepoProfile, Step, Workflow
+from laser_ci.workflows.parse import DiskFiles, read_workflows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "serialize"
 PROFILE = RepoProfile(n_files=120, total_bytes=2_500_000,

@@ -1,4 +1,4 @@
-"""Runner catalog lookups, billing rounding, break-even arithmetic and advice (laser_ci.size)."""
+"""Runner catalog lookups, billing rounding, break-even arithmetic and advice (laser_ci.sizing)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,26 @@ from importlib import resources
 
 import pytest
 
-from laser_ci.predict import Runtime
-from laser_ci.size import (
-    Needs,
+from laser_ci.predictors.base import Runtime
+from laser_ci.sizing.advice import Needs, suggest_timeout_minutes
+from laser_ci.sizing.advice import advise as _advise
+from laser_ci.sizing.catalog import load_catalog
+from laser_ci.sizing.cost import (
     billable_minutes,
     break_even_speedup,
     combine,
     cost_assumptions,
     cost_job,
-    cron_runs_per_month,
-    estimate_monthly_runs,
     job_cost,
-    load_catalog,
-    monthly_runs_from_history,
-    monthly_runs_from_triggers,
-    resolve_runner,
-    suggest_timeout_minutes,
     summarize,
 )
-from laser_ci.size import advise as _advise
+from laser_ci.sizing.runners import resolve_runner
+from laser_ci.sizing.schedule import (
+    cron_runs_per_month,
+    estimate_monthly_runs,
+    monthly_runs_from_history,
+    monthly_runs_from_triggers,
+)
 
 PRIVATE = "private"
 PUBLIC = "public"
@@ -39,7 +40,7 @@ def R(runs_on, matrix=None, visibility=PRIVATE, **kw):
 
 
 def test_catalog_has_date_sources_and_the_2026_prices():
-    raw = json.loads(resources.files("laser_ci").joinpath("data/runners.json").read_text())
+    raw = json.loads(resources.files("laser_ci.sizing").joinpath("runners.json").read_text())
     assert raw["as_of"] and raw["prices_effective"] == "2026-01-01"
     assert all(s["url"].startswith("https://") for s in raw["sources"])
     cat = load_catalog()

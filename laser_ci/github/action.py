@@ -1,0 +1,454 @@
+"""The GitHub Action's entry point: ``laser-ci action``.
+
+Flow (see ``action.yml``; inputs arrive only as ``LASER_CI_*`` environment variables)::
+
+    Settings.from_env()                        read once: event, repository, paths, inputs
+    pull_request / pull_request_target:
+        PR files (REST)                        which workflow files the PR changes, also
+                                               through local reusable workflows and actions
+        contents at head and base (REST)       the workflow files and their local deps
+        fetch_history(base branch)             earlier runs' job durations (actions: read),
+                                               cached between runs; missing: cold start
+        estimate_files(head), estimate_files(base)   both with that history
+        render_pr_comment -> sticky comment    found by its hidden marker, edited in place;
+                                               a 403 (fork PR, read-only token) is a notice
+    any other event:
+        fetch_history(current branch), estimate_paths(workspace workflows) -> render_summary
+    always: annotations (p90 over timeout-minutes, read errors), $GITHUB_STEP_SUMMARY,
+            the JSON result file and $GITHUB_OUTPUT (json, total-billable-minutes,
+            critical-path-minutes)
+
+PR content is only fetched as text through the contents API and parsed as YAML: nothing from
+the PR is checked out or executed, so the Action is safe under ``pull_request_target``.
+
+Exit status: 0 unless ``fail-on-error`` is true and something went wrong (a workflow that
+could not be read, a GitHub API failure other than a 403 on commenting; missing run history
+is only a note). Invalid input values always fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from laser_ci import __version__
+from laser_ci.github.comments import describe, post_comment
+from laser_ci.github.refs import RefFiles, is_workflow, list_workflows
+from laser_ci.github.runner_io import annotate, append_summary, command, emit, write_json, write_outputs
+from laser_ci.report.comment import (
+    COMMENT_LIMIT,
+    SUMMARY_LIMIT,
+    Context,
+    render_pr_comment,
+    render_summary,
+    totals,
+)
+
+PR_EVENTS = ("pull_request", "pull_request_target")
+
+
+class SettingsError(ValueError):
+    """An input or environment variable has a value the Action cannot use."""
+
+
+# --- settings -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything the Action reads from its environment, read once by :meth:`from_env`."""
+
+    event_name: str
+    event: Mapping[str, Any] = field(default_factory=dict, repr=False)  # GITHUB_EVENT_PATH
+    repository: str | None = None  # GITHUB_REPOSITORY, owner/name
+    api_url: str = "https://api.github.com"  # GITHUB_API_URL (GHES: https://host/api/v3)
+    server_url: str = "https://github.com"  # GITHUB_SERVER_URL, for links
+    token: str | None = field(default=None, repr=False)  # input github-token
+    sha: str | None = None  # GITHUB_SHA
+    workspace: Path = Path(".")  # GITHUB_WORKSPACE, for events without a PR
+    step_summary: Path | None = None  # GITHUB_STEP_SUMMARY
+    output: Path | None = None  # GITHUB_OUTPUT
+    json_path: Path = Path("laser-ci.json")  # where the full result goes ($RUNNER_TEMP)
+    workflows: str = ".github/workflows"  # input workflows: a folder or one file
+    comment: bool = True  # input comment
+    fail_on_error: bool = False  # input fail-on-error
+    model: Path | None = None  # input model
+    history_runs: int = 20  # input history-runs: earlier runs per workflow; 0 disables
+    history_cache: Path | None = None  # $RUNNER_TEMP/laser-ci-history (None: ~/.cache/...)
+    ref_name: str | None = None  # GITHUB_REF_NAME: the branch of push/dispatch events
+
+    @property
+    def visibility(self) -> str | None:
+        """``public``/``private``/``internal`` from the event's repository, for costs."""
+        repo = self.event.get("repository")
+        if not isinstance(repo, Mapping):
+            return None
+        vis = repo.get("visibility")
+        if vis in ("public", "private", "internal"):
+            return str(vis)
+        if isinstance(repo.get("private"), bool):
+            return "private" if repo["private"] else "public"
+        return None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        event: Mapping[str, Any] = {}
+        event_path = get("GITHUB_EVENT_PATH")
+        if event_path:
+            try:
+                event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise SettingsError(f"cannot read GITHUB_EVENT_PATH {event_path}: {exc}") from exc
+        workspace = Path(get("GITHUB_WORKSPACE") or ".")
+        temp = Path(get("RUNNER_TEMP") or tempfile.gettempdir())
+        workflows = (get("LASER_CI_WORKFLOWS") or ".github/workflows").strip("/") or "."
+        model = get("LASER_CI_MODEL")
+        return cls(
+            event_name=get("GITHUB_EVENT_NAME") or "",
+            event=event if isinstance(event, Mapping) else {},
+            repository=get("GITHUB_REPOSITORY"),
+            api_url=(get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            server_url=(get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            token=get("LASER_CI_GITHUB_TOKEN") or get("GITHUB_TOKEN"),
+            sha=get("GITHUB_SHA"),
+            workspace=workspace,
+            step_summary=_opt_path(get("GITHUB_STEP_SUMMARY")),
+            output=_opt_path(get("GITHUB_OUTPUT")),
+            json_path=temp / "laser-ci" / "laser-ci.json",
+            workflows=workflows,
+            comment=_bool("comment", get("LASER_CI_COMMENT"), True),
+            fail_on_error=_bool("fail-on-error", get("LASER_CI_FAIL_ON_ERROR"), False),
+            model=Path(model) if model else None,
+            history_runs=_count("history-runs", get("LASER_CI_HISTORY_RUNS"), 20),
+            history_cache=temp / "laser-ci-history" if get("RUNNER_TEMP") else None,
+            ref_name=get("GITHUB_REF_NAME") or _branch_of(event),
+        )
+
+    @property
+    def pull_request(self) -> Mapping[str, Any] | None:
+        pr = self.event.get("pull_request")
+        if self.event_name in PR_EVENTS and isinstance(pr, Mapping) and pr.get("number"):
+            return pr
+        return None
+
+
+def _opt_path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _count(name: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise SettingsError(f"input {name} must be a whole number, 0 or more, not {value!r}")
+    return n
+
+
+def _branch_of(event: Any) -> str | None:
+    ref = event.get("ref") if isinstance(event, Mapping) else None
+    if isinstance(ref, str) and ref.startswith("refs/heads/"):
+        return ref[len("refs/heads/"):]
+    return None
+
+
+def _bool(name: str, value: str | None, default: bool) -> bool:
+    if value is None:
+        return default
+    v = value.lower()
+    if v in ("true", "1", "yes", "on"):
+        return True
+    if v in ("false", "0", "no", "off"):
+        return False
+    raise SettingsError(f"input {name} must be true or false, not {value!r}")
+
+
+# --- workflow commands --------------------------------------------------------------------
+
+
+# --- the run ------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What one run produced; ``problems`` decide the exit status under fail-on-error."""
+
+    result: dict[str, Any]
+    markdown: str
+    problems: list[str] = field(default_factory=list)
+    comment: dict[str, Any] = field(default_factory=lambda: {"status": "skipped"})
+
+
+def run(settings: Settings, *, predictor: Any = None) -> int:
+    """Runs the Action once; returns the exit status."""
+    problems: list[str] = []
+    try:
+        if predictor is None:
+            from laser_ci.predictors.choice import load_predictor
+
+            predictor = load_predictor(settings.model)  # None: LASER_CI_MODEL_DIR or shipped
+        if settings.pull_request is not None:
+            outcome = _run_pull_request(settings, predictor)
+        else:
+            outcome = _run_workspace(settings, predictor)
+    except Exception as exc:  # noqa: BLE001 - advisory tool: report, never crash the job
+        message = f"laser-ci could not estimate the workflows: {describe(exc)}"
+        emit("error" if settings.fail_on_error else "warning", message)
+        append_summary(settings.step_summary, f"### ⏱️ laser-ci\n\n{message}\n")
+        return 1 if settings.fail_on_error else 0
+
+    problems += outcome.problems
+    annotate(outcome.result)
+    result = outcome.result
+    result["comment"] = outcome.comment
+    write_json(settings.json_path, result)
+    t = totals(result)
+    write_outputs(settings.output,
+        {
+            "json": str(settings.json_path),
+            "total-billable-minutes": f"{t.billable_s / 60:.1f}",
+            "critical-path-minutes": f"{t.critical_path_s / 60:.1f}",
+        },
+    )
+    append_summary(settings.step_summary, outcome.markdown)
+    for e in result.get("errors") or ():
+        problems.append(f"{e.get('path')}: {e.get('message')}")
+    if problems and settings.fail_on_error:
+        emit("error", f"laser-ci: {len(problems)} problem(s); fail-on-error is true")
+        return 1
+    return 0
+
+
+def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
+    """push, workflow_dispatch, schedule, ...: estimate the checked-out workflows."""
+    from laser_ci.estimate import estimate_paths
+    from laser_ci.workflows.parse import workflow_targets
+
+    root = settings.workspace
+    target = root / settings.workflows
+    if not target.exists():
+        raise FileNotFoundError(
+            f"no workflow files at {settings.workflows} (is the repository checked out?)"
+        )
+    targets, _errors = workflow_targets([str(target)], root.resolve())
+    history, info = _history(settings, None, settings.ref_name, targets)
+    result = dict(estimate_paths(
+        [str(target)], repo_root=str(root), predictor=predictor,
+        sizing=_sizing(settings), history=history,
+    ))
+    result["history"] = info
+    ctx = Context(
+        repository=settings.repository, server_url=settings.server_url, head_sha=settings.sha
+    )
+    return Outcome(result=result, markdown=render_summary(result, context=ctx))
+
+
+def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
+    from laser_ci.estimate import estimate_files
+
+    pr = settings.pull_request or {}
+    number = int(pr["number"])
+    head_sha = str((pr.get("head") or {}).get("sha") or "")
+    base_sha = str((pr.get("base") or {}).get("sha") or "")
+    if not (settings.repository and head_sha and base_sha):
+        raise SettingsError("the event payload lacks the repository or the head/base SHAs")
+
+    gh = _github(settings)
+    repo = gh.get_repo(settings.repository)
+    changed_files: set[str] = set()
+    added: set[str] = set()  # not at the base: no need to look there
+    renamed: dict[str, str] = {}  # base path -> head path
+    for f in repo.get_pull(number).get_files():
+        changed_files.add(f.filename)
+        if f.status == "added":
+            added.add(f.filename)
+        prev = getattr(f, "previous_filename", None)
+        if prev:
+            changed_files.add(prev)
+            if f.status == "renamed":
+                renamed[prev] = f.filename
+
+    head_src = RefFiles(repo, head_sha)
+    head_src.load_tree()
+    head_wfs = list_workflows(head_src, settings.workflows)
+    for path in head_wfs:
+        head_src.with_deps(path)
+    changed_head = [p for p in head_wfs if head_src.touches(p, changed_files)]
+
+    base_src = RefFiles(repo, base_sha)
+    base_src.load_tree()
+    to_base = {h: b for b, h in renamed.items()}
+    base_targets = [to_base.get(p, p) for p in changed_head if p not in added]
+    # workflow files the PR deletes (or renames away) exist only at the base
+    base_targets += [
+        p
+        for p in sorted(changed_files)
+        if is_workflow(p, settings.workflows) and p not in head_wfs and p not in base_targets
+    ]
+    base_targets = [p for p in base_targets if base_src.with_deps(p)]
+
+    # Earlier runs on the base branch, of the workflows that exist there (by base path).
+    base_ref = str((pr.get("base") or {}).get("ref") or "") or None
+    on_base = [to_base.get(p, p) for p in head_wfs if p not in added] + base_targets
+    history, history_info = _history(
+        settings, repo, base_ref, list(dict.fromkeys(on_base)),
+        sources={base_sha: base_src, head_sha: head_src},
+    )
+    vis = {"sizing": _sizing(settings)}
+    head = estimate_files(
+        head_src.files, head_wfs, predictor=predictor, profile=head_src.profile(),
+        history=_renamed_history(history, renamed), **vis
+    )
+    head["history"] = history_info
+    base = (
+        estimate_files(
+            base_src.files, base_targets, predictor=predictor, profile=base_src.profile(),
+            history=history, **vis
+        )
+        if base_targets
+        else {"predictor": head.get("predictor"), "workflows": [], "errors": []}
+    )
+    changed = sorted(set(changed_head) | set(base_targets))
+    ctx = Context(
+        repository=settings.repository,
+        server_url=settings.server_url,
+        head_sha=head_sha,
+        base_sha=base_sha,
+    )
+    body = render_pr_comment(head, base, changed, renamed=renamed, context=ctx, limit=COMMENT_LIMIT)
+    summary = body
+    if len(body) >= COMMENT_LIMIT - 1000:  # the comment was cut: the summary has room for all
+        summary = render_pr_comment(
+            head, base, changed, renamed=renamed, context=ctx, limit=SUMMARY_LIMIT
+        )
+
+    problems: list[str] = []
+    comment: dict[str, Any] = {"status": "skipped"}
+    if settings.comment:
+        comment = post_comment(gh, repo, number, body, problems)
+    result = dict(head)
+    result["pull_request"] = {
+        "number": number,
+        "head_sha": head_sha,
+        "base_sha": base_sha,
+        "changed_workflows": changed,
+        "renamed": renamed,
+        "base": base,
+    }
+    return Outcome(result=result, markdown=summary, problems=problems, comment=comment)
+
+
+def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str], *,
+             sources: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """Earlier runs of ``paths`` on ``branch`` (None: cold start) and what to record of it:
+    ``{"branch", "max_runs", "workflows": how many had history, "notes": [...]}``."""
+    info: dict[str, Any] = {"branch": branch, "max_runs": settings.history_runs,
+                            "workflows": 0, "notes": []}
+    if settings.history_runs <= 0:
+        info["notes"].append("history disabled (`history-runs: 0`): cold-start predictions")
+        return None, info
+    if not paths:
+        return None, info
+    why = (
+        "no branch" if not branch
+        else "no repository" if repo is None and not settings.repository
+        else "no `github-token`" if repo is None and not settings.token
+        else None
+    )
+    if why or not branch:
+        info["notes"].append(f"history unavailable ({why}): cold-start predictions")
+        return None, info
+    if repo is None:
+        repo = _github(settings).get_repo(settings.repository)
+    from laser_ci.github.history import fetch_history
+
+    try:
+        history, notes = fetch_history(repo, paths, branch=branch,
+                                       max_runs=settings.history_runs,
+                                       cache_dir=settings.history_cache, sources=sources)
+    except Exception as exc:  # noqa: BLE001 - history is optional: never fail the run
+        return None, dict(info, notes=[f"history unavailable ({describe(exc)}): cold-start "
+                                       "predictions"])
+    info["workflows"] = len(history.workflows)
+    info["notes"] = notes
+    if notes:
+        click.echo("laser-ci: " + "; ".join(notes))
+    return history, info
+
+
+def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
+    """The base branch's history keyed by head paths: a renamed workflow keeps its past."""
+    if history is None or not renamed:
+        return history
+    from laser_ci.text.history import HistoryIndex
+
+    jobs = dict(history.jobs)
+    workflows = dict(history.workflows)
+    for old, new in renamed.items():
+        for (path, name), past in history.jobs.items():
+            if path == old:
+                jobs[(new, name)] = past
+        if old in history.workflows:
+            workflows[new] = history.workflows[old]
+    return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source)
+
+
+def _sizing(settings: Settings) -> Any:
+    """Cost settings for the estimate: the repository's visibility from the event."""
+    from laser_ci.estimate import SizingOptions
+
+    return SizingOptions(visibility=settings.visibility)
+
+
+# --- GitHub I/O ---------------------------------------------------------------------------
+
+
+def _github(settings: Settings) -> Any:
+    from github import Auth, Github
+
+    auth = Auth.Token(settings.token) if settings.token else None
+    return Github(
+        auth=auth,
+        base_url=settings.api_url,
+        user_agent=f"laser-ci/{__version__}",
+        seconds_between_requests=None,  # a few dozen reads; the one write keeps the default
+        timeout=30,
+        lazy=True,  # no GET for the repo, PR or issue objects: only the calls we use
+    )
+
+
+# --- outputs ------------------------------------------------------------------------------
+
+
+# --- click --------------------------------------------------------------------------------
+
+
+@click.command("action")
+def action_command() -> None:
+    """Run as the GitHub Action: estimate, comment on the PR, write the job summary.
+
+    Reads everything from the environment (GITHUB_* and the LASER_CI_* inputs of action.yml).
+    """
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        click.echo(command("error", f"laser-ci: {exc}"))
+        sys.exit(1)
+    sys.exit(run(settings))

@@ -1,0 +1,331 @@
+"""Past runs read from the GitHub API, for history-aware predictions in the Action.
+
+:func:`fetch_history` builds the :class:`~laser_ci.text.history.HistoryIndex` that
+:func:`laser_ci.estimate.estimate_files` reads. Per workflow path (token with ``actions: read``)::
+
+    GET /repos/{o}/{r}/actions/workflows/{file}/runs?branch=B&status=completed&per_page=N
+        the newest ``max_runs`` completed runs on branch B
+    GET /repos/{o}/{r}/actions/runs/{id}/jobs?filter=latest&per_page=100
+        only for runs the cache has not seen: per job display name, completed_at - started_at
+    the workflow files at the newest run's head_sha (git tree + contents, as the Action reads
+    a PR's head and base) -> each job serialized without history = ``previous_text``, so
+    the estimate can say what changed in a job's configuration since it last ran
+
+Job durations are measured as the training labels are (:func:`laser_ci.github.collect.job_seconds`);
+skipped and cancelled jobs and jobs without both timestamps do not count. A workflow's
+runtime is the sum of its jobs' (billable time), as in training.
+
+**Cache.** One JSON file per repository and workflow under ``cache_dir`` (default
+``$RUNNER_TEMP/laser-ci-history``, else ``~/.cache/laser-ci/history``; the Action keeps it
+between runs with ``actions/cache``) maps run id -> attempt and job durations, and keeps the
+serialized jobs of the newest run's commit. A later call lists the runs (one request per
+workflow) and fetches the jobs of new runs only. It holds at most :data:`CACHE_MAX_RUNS` runs
+per workflow; an unreadable or foreign file is ignored and rewritten.
+
+**Never a failure.** A 403 (a token without ``actions: read``), a 404 (the workflow is not on
+the branch), an empty history or any other API error leave those workflows without history
+(cold start) and add a note for the report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import urllib.parse
+from collections.abc import Iterator, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from laser_ci import __version__
+from laser_ci.text.history import HistoryIndex, PastRuns
+
+DEFAULT_MAX_RUNS = 20
+CACHE_VERSION = 1
+CACHE_MAX_RUNS = 200  # per workflow file; runs on other branches share the file
+MAX_PAGES = 10  # of 100 jobs each, for one run
+_SKIP = ("skipped", "cancelled")  # a cancelled job's duration is where it was cut
+
+NO_PERMISSION = "history unavailable (the token lacks `actions: read`): cold-start predictions"
+
+
+def default_cache_dir() -> Path:
+    """``$RUNNER_TEMP/laser-ci-history`` on a runner, else ``~/.cache/laser-ci/history``."""
+    temp = os.environ.get("RUNNER_TEMP", "").strip()
+    if temp:
+        return Path(temp) / "laser-ci-history"
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base) / "laser-ci" / "history"
+
+
+@dataclass
+class _Run:
+    id: int
+    attempt: int
+    created_at: str
+    head_sha: str
+    jobs: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "created_at": self.created_at,
+                "head_sha": self.head_sha, "jobs": self.jobs}
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """No further API calls are worth making (no permission, rate limit, server down)."""
+
+    note: str
+
+
+def fetch_history(
+    repo: Any,
+    workflow_paths: Sequence[str],
+    *,
+    branch: str,
+    max_runs: int = DEFAULT_MAX_RUNS,
+    cache_dir: str | Path | None = None,
+    sources: MutableMapping[str, Any] | None = None,
+) -> tuple[HistoryIndex, list[str]]:
+    """Past runs of ``workflow_paths`` on ``branch`` through ``repo`` (a PyGithub
+    ``Repository``): the history index and notes for the report (empty when all went well).
+
+    ``sources`` maps commit SHAs to :class:`laser_ci.github.refs.RefFiles` already read (the
+    PR's base, say), so the newest run's files are not fetched twice; new ones are added.
+    """
+    index = HistoryIndex(jobs={}, workflows={}, source=f"completed runs on {branch}")
+    notes: list[str] = []
+    if max_runs <= 0 or not workflow_paths:
+        return index, notes
+    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    full_name = _full_name(repo)
+    sources = {} if sources is None else sources
+    none_found: list[str] = []
+    for path in dict.fromkeys(workflow_paths):
+        cache_file = folder / _cache_name(full_name, path)
+        cached = _load_cache(cache_file, full_name, path)
+        runs, stop = _runs(repo, path, branch, max_runs, cached["runs"])
+        if runs:
+            texts = (_previous_texts(repo, path, runs[0].head_sha, cached, sources)
+                     if stop is None else None)
+            _add(index, path, runs, texts)
+            for run in runs:
+                cached["runs"][str(run.id)] = run.to_json()
+            _save_cache(cache_file, cached)
+        elif stop is None:
+            none_found.append(path)
+        if stop is not None:
+            notes.append(stop.note)
+            break
+    if none_found:
+        names = ", ".join(f"`{p.rsplit('/', 1)[-1]}`" for p in sorted(none_found))
+        notes.append(f"no completed runs on `{branch}` for {names}: cold-start predictions "
+                     "for their jobs")
+    return index, notes
+
+
+# --- the API ------------------------------------------------------------------------------
+
+
+def _runs(repo: Any, path: str, branch: str, max_runs: int,
+          cached: dict[str, Any]) -> tuple[list[_Run] | None, _Stop | None]:
+    """The newest completed runs on ``branch``, newest first (None when the workflow is
+    unknown there: a 404), and why to stop calling the API, if so. Jobs come from ``cached``
+    when that run attempt was seen before; after a failure, only cached runs are kept."""
+    from github import GithubException
+
+    name = urllib.parse.quote(path.rsplit("/", 1)[-1], safe="")
+    url = f"{repo.url}/actions/workflows/{name}/runs"
+    params = {"branch": branch, "status": "completed", "per_page": min(max_runs, 100)}
+    try:
+        raw_runs = list(islice(_pages(repo, url, params, "workflow_runs"), max_runs))
+    except GithubException as exc:
+        if exc.status == 404:
+            return None, None
+        return None, _Stop(_failure_note(exc))
+    except Exception as exc:  # noqa: BLE001 - network: history is optional
+        return None, _Stop(_failure_note(exc))
+
+    out: list[_Run] = []
+    stop: _Stop | None = None
+    for raw in raw_runs:
+        run = _Run(int(raw["id"]), int(raw.get("run_attempt") or 1),
+                   str(raw.get("created_at") or ""), str(raw.get("head_sha") or ""))
+        seen = cached.get(str(run.id))
+        if isinstance(seen, dict) and seen.get("attempt") == run.attempt \
+                and isinstance(seen.get("jobs"), dict):
+            run.jobs = {str(k): float(v) for k, v in seen["jobs"].items()}
+        elif stop is not None:
+            continue
+        else:
+            try:
+                run.jobs = _job_seconds(repo, run.id)
+            except GithubException as exc:
+                if exc.status not in (404, 410):  # 404/410: deleted since it was listed
+                    stop = _Stop(_failure_note(exc))
+                continue
+            except Exception as exc:  # noqa: BLE001
+                stop = _Stop(_failure_note(exc))
+                continue
+        out.append(run)
+    return out, stop
+
+
+def _job_seconds(repo: Any, run_id: int) -> dict[str, float]:
+    """Per job display name, its duration in seconds, for the latest attempt of a run."""
+    from laser_ci.github.collect import job_seconds
+
+    url = f"{repo.url}/actions/runs/{run_id}/jobs"
+    params = {"filter": "latest", "per_page": 100}
+    out: dict[str, float] = {}
+    for job in islice(_pages(repo, url, params, "jobs"), 100 * MAX_PAGES):
+        name = job.get("name")
+        if not name or job.get("conclusion") in _SKIP:
+            continue
+        seconds = job_seconds(job)
+        if seconds > 0:
+            out.setdefault(str(name), seconds)  # duplicate display names: the first
+    return out
+
+
+def _pages(repo: Any, url: str, params: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
+    """Items of a paginated list endpoint, page by page, while pages come back full."""
+    per_page = int(params.get("per_page") or 30)
+    for page in range(1, MAX_PAGES + 1):
+        _headers, data = repo.requester.requestJsonAndCheck(
+            "GET", url, parameters={**params, "page": page}
+        )
+        items = data.get(key) if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            return
+        yield from (i for i in items if isinstance(i, dict))
+        if len(items) < per_page:
+            return
+
+
+def _failure_note(exc: Exception) -> str:
+    from github import GithubException, RateLimitExceededException
+
+    if isinstance(exc, RateLimitExceededException):
+        return "history unavailable (GitHub API rate limit): cold-start predictions"
+    if isinstance(exc, GithubException):
+        if exc.status == 403:
+            return NO_PERMISSION
+        data = exc.data if isinstance(exc.data, dict) else {}
+        message = str(data.get("message") or exc)
+        return f"history unavailable (GitHub API {exc.status}: {message}): cold-start predictions"
+    return f"history unavailable ({type(exc).__name__}): cold-start predictions"
+
+
+def _full_name(repo: Any) -> str:
+    try:
+        return str(repo.full_name)
+    except Exception:  # noqa: BLE001 - only names the cache file
+        return str(getattr(repo, "url", "repo")).rsplit("/repos/", 1)[-1]
+
+
+# --- the configuration the newest run ran -------------------------------------------------
+
+
+def _previous_texts(repo: Any, path: str, sha: str, cached: dict[str, Any],
+                    sources: MutableMapping[str, Any]) -> tuple[dict[str, str], str] | None:
+    """Each job of ``path`` at commit ``sha`` serialized without history, and the whole
+    workflow; from the cache when this laser-ci version serialized that commit before.
+    None when the files cannot be read (the diff is then unknown, never a failure)."""
+    seen = cached.get("texts")
+    if isinstance(seen, dict) and seen.get("sha") == sha and seen.get("laser_ci") == __version__ \
+            and isinstance(seen.get("jobs"), dict) and isinstance(seen.get("workflow"), str):
+        return {str(k): str(v) for k, v in seen["jobs"].items()}, seen["workflow"]
+    if not sha:
+        return None
+    try:
+        texts = _serialize_at(repo, path, sha, sources)
+    except Exception:  # noqa: BLE001 - an unreadable old commit only loses the diff
+        return None
+    if texts is not None:
+        cached["texts"] = {"sha": sha, "laser_ci": __version__, "jobs": texts[0],
+                           "workflow": texts[1]}
+    return texts
+
+
+def _serialize_at(repo: Any, path: str, sha: str,
+                  sources: MutableMapping[str, Any]) -> tuple[dict[str, str], str] | None:
+    from laser_ci.github.refs import RefFiles
+    from laser_ci.text.serialize import serialize_job, serialize_workflow
+    from laser_ci.workflows.parse import read_workflows
+
+    src = sources.get(sha)
+    if src is None:
+        src = RefFiles(repo, sha)
+        src.load_tree()
+        sources[sha] = src
+    if not src.with_deps(path):
+        return None
+    workflows, _errors = read_workflows(src.files, [path])
+    wf = next((w for w in workflows if w.path == path), None)
+    if wf is None:
+        return None
+    profile = src.profile()
+    jobs: dict[str, str] = {}
+    for job in wf.jobs:
+        jobs.setdefault(job.name, serialize_job(job, wf, profile))
+    return jobs, serialize_workflow(wf, profile)
+
+
+def _add(index: HistoryIndex, path: str, runs: Sequence[_Run],
+         texts: tuple[dict[str, str], str] | None) -> None:
+    """Adds one workflow's runs (newest first) to ``index``, runtimes oldest first."""
+    oldest_first = list(reversed(runs))
+    job_texts, wf_text = texts if texts is not None else ({}, None)
+    names = dict.fromkeys(name for run in oldest_first for name in run.jobs)
+    for name in names:
+        times = tuple(run.jobs[name] for run in oldest_first if name in run.jobs)
+        index.jobs[(path, name)] = PastRuns(times, job_texts.get(name))
+    totals = tuple(sum(run.jobs.values()) for run in oldest_first if run.jobs)
+    if totals:
+        index.workflows[path] = PastRuns(totals, wf_text)
+
+
+# --- the cache ----------------------------------------------------------------------------
+
+
+def _cache_name(full_name: str, path: str) -> str:
+    key = f"{full_name}/{path}"
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", key)[-80:]
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.json"
+
+
+def _load_cache(file: Path, full_name: str, path: str) -> dict[str, Any]:
+    fresh: dict[str, Any] = {"version": CACHE_VERSION, "repository": full_name,
+                             "workflow": path, "runs": {}}
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return fresh
+    if not (isinstance(data, dict) and data.get("version") == CACHE_VERSION
+            and data.get("repository") == full_name and data.get("workflow") == path
+            and isinstance(data.get("runs"), dict)):
+        return fresh
+    return data
+
+
+def _save_cache(file: Path, data: dict[str, Any]) -> None:
+    """Writes the cache, newest :data:`CACHE_MAX_RUNS` runs only; a failure is ignored."""
+    runs = data.get("runs") or {}
+
+    def order(item: tuple[str, Any]) -> tuple[str, int]:
+        rid, run = item
+        created = run.get("created_at") if isinstance(run, dict) else ""
+        return (str(created or ""), int(rid) if rid.isdigit() else 0)
+
+    data["runs"] = dict(sorted(runs.items(), key=order, reverse=True)[:CACHE_MAX_RUNS])
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_name(file.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, file)
+    except OSError:
+        pass

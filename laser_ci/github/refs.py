@@ -1,0 +1,153 @@
+"""A repository at one commit, read through GitHub's REST API without a checkout: the files
+the Action parses."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from laser_ci.workflows.model import RepoProfile
+
+_YAML = (".yml", ".yaml")
+_LOCAL_USES = re.compile(r"""^[\s-]*uses\s*:\s*['"]?\./([^\s'"#@]*)""", re.MULTILINE)
+
+
+class RefFiles:
+    """The repository at one commit, read through the REST API and never checked out.
+
+    One git-trees call lists every path (for the repository profile the predictor reads, and
+    to know which files exist); the contents API then reads only the workflow files and the
+    local reusable workflows and actions they use.
+    """
+
+    def __init__(self, repo: Any, ref: str) -> None:
+        self.repo, self.ref = repo, ref
+        self.files: dict[str, bytes] = {}
+        self.tree: dict[str, int] | None = None  # path -> size; None: unknown (listing failed)
+        self._missing: set[str] = set()
+        self._deps: dict[str, set[str]] = {}
+
+    def load_tree(self) -> None:
+        from github import GithubException
+
+        try:
+            tree = self.repo.get_git_tree(self.ref, recursive=True)
+        except GithubException as exc:
+            if exc.status in (404, 409, 422):  # unknown or empty: fall back to contents
+                return
+            raise
+        self.tree = {e.path: int(e.size or 0) for e in tree.tree if e.type == "blob"}
+        if getattr(tree, "raw_data", {}).get("truncated"):
+            self.tree = None  # a huge repository: the listing is partial, do not trust it
+
+    def profile(self) -> RepoProfile | None:
+        if not self.tree:
+            return None
+        from laser_ci.workflows.repo_profile import MAX_FILES, profile_from_files
+
+        return profile_from_files(list(self.tree.items())[:MAX_FILES])
+
+    def get(self, path: str) -> bytes | None:
+        if path in self.files:
+            return self.files[path]
+        if path in self._missing or (self.tree is not None and path not in self.tree):
+            return None
+        from github import GithubException
+
+        try:
+            content = self.repo.get_contents(path, ref=self.ref)
+        except GithubException as exc:
+            if exc.status == 404:
+                self._missing.add(path)
+                return None
+            raise
+        if isinstance(content, list):  # a folder
+            self._missing.add(path)
+            return None
+        self.files[path] = content.decoded_content
+        return self.files[path]
+
+    def listdir(self, folder: str) -> list[str]:
+        if self.tree is not None:
+            prefix = folder.rstrip("/") + "/"
+            return sorted(p for p in self.tree if p.startswith(prefix) and "/" not in p[len(prefix) :])
+        from github import GithubException
+
+        try:
+            entries = self.repo.get_contents(folder, ref=self.ref)
+        except GithubException as exc:
+            if exc.status == 404:
+                return []
+            raise
+        if not isinstance(entries, list):
+            return [entries.path]
+        return sorted(e.path for e in entries if e.type == "file")
+
+    def with_deps(self, path: str) -> bool:
+        """Reads ``path`` and, transitively, the local files it ``uses:``; False if absent."""
+        if self.get(path) is None:
+            return False
+        todo = [path]
+        while todo:
+            p = todo.pop()
+            if p in self._deps:
+                continue
+            deps: set[str] = set()
+            for dep in local_uses(self.files.get(p, b"")):
+                if dep.endswith(_YAML):
+                    found = dep if self.get(dep) is not None else None
+                else:
+                    prefix = f"{dep}/" if dep else ""
+                    found = next(
+                        (
+                            c
+                            for c in (f"{prefix}action.yml", f"{prefix}action.yaml")
+                            if self.get(c) is not None
+                        ),
+                        None,
+                    )
+                if found:
+                    deps.add(found)
+                    todo.append(found)
+            self._deps[p] = deps
+        return True
+
+    def touches(self, path: str, changed: set[str]) -> bool:
+        """Whether ``path`` or any local file it uses (transitively) is in ``changed``."""
+        seen: set[str] = set()
+        todo = [path]
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            if p in changed:
+                return True
+            todo.extend(self._deps.get(p, ()))
+        return False
+
+
+def local_uses(content: bytes) -> list[str]:
+    text = content.decode("utf-8", errors="replace")
+    out = []
+    for m in _LOCAL_USES.finditer(text):
+        dep = m.group(1).strip().rstrip("/")
+        if dep.startswith("./"):
+            dep = dep[2:]
+        if ".." not in dep.split("/"):
+            out.append(dep)
+    return out
+
+
+def is_workflow(path: str, workflows: str) -> bool:
+    if workflows.endswith(_YAML):
+        return path == workflows
+    return path.endswith(_YAML) and path.rsplit("/", 1)[0] == workflows
+
+
+def list_workflows(src: RefFiles, workflows: str) -> list[str]:
+    if workflows.endswith(_YAML):
+        return [workflows] if src.get(workflows) is not None else []
+    return [p for p in src.listdir(workflows) if is_workflow(p, workflows)]
+
+

@@ -1,0 +1,200 @@
+"""Find the shipped predictors and pick the best one.
+
+The model folder (default: ``model/`` next to the package, or ``$LASER_CI_MODEL_DIR``) holds
+predictor *families*, each either in the folder itself or in a sub-folder:
+
+- ``baselines``: ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}``
+  (:mod:`laser_ci.predictors.baselines`, written by ``benchmarks/baselines.py``), usually
+  ``model/baselines/``;
+- ``lm``: a language-model folder with ``laser.json`` (:mod:`laser_ci.predictors.lm`), in
+  ``model/`` itself or any sub-folder.
+
+Every folder may hold a ``card.json``::
+
+    {"best": "<name>",  # optional: the family's own pick
+     "predictors": {"<name>": {"val_log_mae": 0.93, ...}, ...}}
+
+``val_log_mae`` is the log-MAE on the ``val`` split, all conclusions, one example per run,
+as printed by ``laser-ci eval DATA_DIR --split val`` (cold start: ``--history none``).
+``val_prior_log_mae`` (optional) is the same with ``--history prior`` (every run that has
+earlier runs sees them). :func:`load_predictor` returns the loadable predictor with the
+lowest ``val_log_mae`` over every card, ties broken by the lower ``val_prior_log_mae``
+(absent: last) and then by name, so the language model takes over as soon as its card
+says it beats the baselines. (``history-median`` falls back to ``tabular`` without
+history: same ``val_log_mae``; the tie goes to the better one with history.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from laser_ci.predictors.base import Predictor
+
+CARD = "card.json"
+
+
+def _load_baselines(folder: Path) -> dict[str, Any]:
+    from laser_ci.predictors.baselines import load_baselines
+
+    return load_baselines(folder)
+
+
+def _is_baselines(folder: Path) -> bool:
+    from laser_ci.predictors.baselines import BASELINES
+
+    return any((folder / cls.FILE).is_file() for cls in BASELINES.values())
+
+
+def _load_lm(folder: Path) -> dict[str, Any]:
+    from laser_ci.predictors.lm import load_models
+
+    return dict(load_models(folder))
+
+
+def _is_lm(folder: Path) -> bool:
+    return (folder / "laser.json").is_file()
+
+
+# family -> (is this folder one of ours?, loader(folder) -> {predictor name: predictor})
+FAMILIES: dict[str, tuple[Callable[[Path], bool], Callable[[Path], dict[str, Any]]]] = {
+    "baselines": (_is_baselines, _load_baselines),
+    "lm": (_is_lm, _load_lm),
+}
+
+# used only when no model folder is shipped at all: about the shared data's median run
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """The model folder holds no predictor laser-ci can load."""
+
+
+def default_model_dir() -> Path:
+    """``$LASER_CI_MODEL_DIR``, else ``model/`` of a source checkout, else the copy installed
+    with the package (``laser_ci/_model``)."""
+    env = os.environ.get("LASER_CI_MODEL_DIR")
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[2] / "model"
+    if checkout.is_dir():
+        return checkout
+    return Path(__file__).resolve().parents[1] / "_model"
+
+
+def _model_dir(model_dir: str | os.PathLike[str] | None) -> Path:
+    return Path(model_dir) if model_dir is not None else default_model_dir()
+
+
+def _folders(model_dir: str | os.PathLike[str] | None) -> list[Path]:
+    d = _model_dir(model_dir)
+    if not d.is_dir():
+        return []
+    return [d] + sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def find_families(model_dir: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
+    """``(family, folder)`` for every predictor family in the model folder."""
+    out = []
+    for folder in _folders(model_dir):
+        for family, (detect, _) in FAMILIES.items():
+            if detect(folder):
+                out.append((family, folder))
+    return out
+
+
+def read_cards(model_dir: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every ``card.json`` in the model folder and its sub-folders, by folder path."""
+    cards: dict[str, dict[str, Any]] = {}
+    for folder in _folders(model_dir):
+        card = folder / CARD
+        if card.is_file():
+            try:
+                data = json.loads(card.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                cards[str(folder)] = data
+    return cards
+
+
+def available_predictors(model_dir: str | os.PathLike[str] | None = None) -> dict[str, Predictor]:
+    """Every predictor that can be loaded from the model folder, by name."""
+    out: dict[str, Predictor] = {}
+    for folder in _folders(model_dir):
+        out.update(_load_folder(folder))  # a broken family must not hide the others
+    return out
+
+
+def _score(info: Any, key: str) -> float | None:
+    score = info.get(key) if isinstance(info, dict) else None
+    if isinstance(score, (int, float)) and math.isfinite(score):
+        return float(score)
+    return None
+
+
+def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str | None:
+    """The name with the lowest ``val_log_mae`` over every card, among ``names`` (ties:
+    see the module doc)."""
+    cards = read_cards(model_dir)
+    ranked = [r for r in _ranked(model_dir) if r[1] in names]
+    if ranked:
+        return ranked[0][1]
+    for card in cards.values():
+        if card.get("best") in names:
+            return str(card["best"])
+    return None
+
+
+def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, Path]]:
+    """``(val_log_mae, name, folder)`` from every card, best first (ties: the lower
+    ``val_prior_log_mae``, then the name)."""
+    out = []
+    for folder, card in read_cards(model_dir).items():
+        for name, info in (card.get("predictors") or {}).items():
+            score = _score(info, "val_log_mae")
+            if score is not None:
+                prior = _score(info, "val_prior_log_mae")
+                out.append((score, math.inf if prior is None else prior, str(name), Path(folder)))
+    out.sort(key=lambda r: (r[0], r[1], r[2]))
+    return [(score, name, folder) for score, _prior, name, folder in out]
+
+
+def _load_folder(folder: Path) -> dict[str, Predictor]:
+    out: dict[str, Predictor] = {}
+    for family, (detect, loader) in FAMILIES.items():
+        if detect(folder):
+            try:
+                out.update(loader(folder))
+            except Exception as exc:
+                print(f"laser-ci: cannot load {family} from {folder}: {exc}", file=sys.stderr)
+    return out
+
+
+def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor:
+    """The best shipped predictor (see the module doc). Only the winner's folder is loaded.
+
+    Raises :class:`ModelNotFoundError` (one readable line) when the folder holds no
+    predictor: a made-up constant is never passed off as a prediction.
+    """
+    loaded: dict[Path, dict[str, Predictor]] = {}
+    for _score, name, folder in _ranked(model_dir):
+        if folder not in loaded:
+            loaded[folder] = _load_folder(folder)
+        if name in loaded[folder]:
+            return loaded[folder][name]
+    preds = available_predictors(model_dir)
+    name = best_name(model_dir, set(preds))
+    if name is not None:
+        return preds[name]
+    for fallback in ("tabular", "history-median", "text-linear", "median"):
+        if fallback in preds:
+            return preds[fallback]
+    if preds:
+        return next(iter(preds.values()))
+    raise ModelNotFoundError(f"no model found in {_model_dir(model_dir)} (expected baselines/ "
+                             "or a language model folder; see --model)")

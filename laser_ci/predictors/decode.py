@@ -1,0 +1,472 @@
+"""The decoding loops over an ONNX decoder with a KV cache (numpy + onnxruntime only).
+
+:func:`sample_numbers` is the constrained, prefix-filled loop:
+
+* One forward pass over each prompt plus the skeleton's fixed prefix (``{"runtime_s": "``).
+* Then, walking the skeleton (:meth:`laser_ci.text.numbers.NumberCodec.skeleton`), every known
+  token (a fixed piece such as ``.`` or ``e``, or a generated position where the codec's
+  mask leaves exactly one legal token, such as the exponent sign ``+``) is appended without
+  a forward pass of its own and fed together with the last sampled token; a forward pass is
+  spent only where a token must be chosen. For ``d.dde+dd`` with exponents 0..5 that is
+  the prompt pass plus 3 passes (``[d1 .]``, ``[d2]``, ``[d3 e + 0]``) for 6 generated
+  tokens and 16 output tokens.
+* Each chosen position is sampled under the mask of legal tokens (first mantissa digit 1-9,
+  then digits, then the exponent sign, then exponent digits), so every sample parses.
+* Batched across jobs (left-padded prompts, bucketed by length) and across samples, with
+  *tree attention*: the N samples of a job are drawn as multinomial counts over a prefix
+  tree (the same distribution as N independent ancestral samples), and every distinct
+  prefix is a branch of the job's one sequence. A step feeds the new tokens of all of a
+  job's branches side by side in one row; the ``attention_bias`` input lets each token see
+  the prompt, its own branch's earlier tokens and nothing else, with positions continuing
+  its branch. So the samples share the prompt's KV cache instead of copying it once per
+  sample, and a step costs a few tokens per branch, not a prompt-sized cache per sample.
+* Seeded per job and branch (the seed, the job's prompt ids and the branch's tokens): the
+  same input gives the same samples, whatever else is in the batch.
+* ``stratified=True`` splits a branch's c samples among the next tokens by stratified
+  sampling instead of multinomial counts: the legal tokens, in the order of the values
+  they lead to, cut [0, 1) by their probabilities, and the samples sit at
+  ``u_k = (k + U_k) / c`` (one uniform per stratum), so a token with probability p gets
+  c*p samples give or take one, and in expectation exactly c*p. The samples still follow
+  the model's distribution, but they cover its quantiles evenly, so the median of 16 is
+  about as steady as that of many more independent ones. Fresh uniforms at every step keep
+  a sample from hinging on the last bits of the logits. The order is exact within one
+  exponent (the mantissa is written first), which is where a warm ``ratio`` model's
+  outputs sit (:mod:`laser_ci.text.tokenize`).
+
+:func:`sample_naive` is the baseline for ``benchmarks/decoding.py``: every output token,
+structure included, is sampled from the full vocabulary one forward pass at a time until
+``<eos>``, one row per sample (the prompt's KV cache computed once, then copied per sample,
+as ``generate`` does); outputs are parsed afterwards and may be invalid.
+
+The decoder is anything with ``forward(input_ids, position_ids, bias, past) -> (logits
+[rows, positions, columns], present)``; :class:`OnnxDecoder` wraps an onnxruntime session
+of the graph written by :mod:`laser_ci.training.export`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from laser_ci.text.numbers import NumberCodec
+
+Past = list[np.ndarray]
+NEG = np.float32(-1e9)  # attention bias of a hidden key (finite: no NaN for empty rows)
+
+
+class Decoder(Protocol):
+    def empty_past(self, batch: int) -> Past: ...
+
+    def forward(
+        self, input_ids: np.ndarray, position_ids: np.ndarray, bias: np.ndarray, past: Past
+    ) -> tuple[np.ndarray, Past]: ...
+
+
+class OnnxDecoder:
+    """An onnxruntime session of the decoder graph written by :mod:`laser_ci.training.export`."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        inputs = {i.name: i for i in session.get_inputs()}
+        for name in ("input_ids", "position_ids", "attention_bias"):
+            if name not in inputs:
+                raise ValueError(f"decoder graph has no {name!r} input (re-export the model)")
+        self.past_names = [n for n in inputs if n.startswith("past_key_values.")]
+        self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
+        shape = inputs[self.past_names[0]].shape  # [batch, kv heads, past_len, head_dim]
+        self.kv_heads, self.head_dim = int(shape[1]), int(shape[3])
+        self.output_names = ["logits", *self.present_names]
+        out = session.get_outputs()[0].shape
+        self.columns = int(out[-1])
+        self.last_only = out[1] == 1
+
+    def empty_past(self, batch: int) -> Past:
+        return [
+            np.zeros((batch, self.kv_heads, 0, self.head_dim), dtype=np.float32)
+            for _ in self.past_names
+        ]
+
+    def forward(
+        self, input_ids: np.ndarray, position_ids: np.ndarray, bias: np.ndarray, past: Past
+    ) -> tuple[np.ndarray, Past]:
+        feeds: dict[str, np.ndarray] = {
+            "input_ids": np.ascontiguousarray(input_ids, dtype=np.int64),
+            "position_ids": np.ascontiguousarray(position_ids, dtype=np.int64),
+            "attention_bias": np.ascontiguousarray(bias, dtype=np.float32),
+        }
+        feeds.update(zip(self.past_names, past, strict=True))
+        out = self.session.run(self.output_names, feeds)
+        return out[0], list(out[1:])
+
+
+@dataclass
+class DecodeStats:
+    """What a decoding call cost: forward passes, rows and tokens fed."""
+
+    forward_passes: int = 0
+    prefill_tokens: int = 0  # padded prompt tokens fed in prefill passes
+    step_rows: int = 0  # branches (constrained) or rows (naive) fed, summed over steps
+    step_tokens: int = 0  # padded tokens fed, summed over the non-prefill passes
+    batches: int = 0
+    invalid: int = 0  # naive decoding only: samples that did not parse
+    passes_per_batch: list[int] = field(default_factory=list)
+
+    def add(self, other: DecodeStats) -> None:
+        self.forward_passes += other.forward_passes
+        self.prefill_tokens += other.prefill_tokens
+        self.step_rows += other.step_rows
+        self.step_tokens += other.step_tokens
+        self.batches += other.batches
+        self.invalid += other.invalid
+        self.passes_per_batch += other.passes_per_batch
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def job_key(seed: int, prompt: Sequence[int]) -> list[int]:
+    """Seed material that depends only on the seed and the job's own prompt ids."""
+    digest = hashlib.sha256(np.asarray(prompt, dtype=np.int64).tobytes()).digest()
+    return [seed & 0xFFFFFFFF, int.from_bytes(digest[:8], "little")]
+
+
+def job_rng(seed: int, prompt: Sequence[int]) -> np.random.Generator:
+    """A generator that depends only on the seed and the job's own prompt ids."""
+    return np.random.default_rng(job_key(seed, prompt))
+
+
+def branch_rng(key: list[int], tokens: Sequence[str]) -> np.random.Generator:
+    """The generator for the choice after ``tokens`` in a job (``key``: :func:`job_key`):
+    its own stream, so a branch whose counts change does not shift the draws of others."""
+    return np.random.default_rng([*key, len(tokens), *(ord(t) for t in tokens)])
+
+
+def buckets(
+    lengths: Sequence[int], max_batch_tokens: int, max_batch_jobs: int
+) -> list[list[int]]:
+    """Job indices grouped by similar length so that jobs x longest <= max_batch_tokens."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        longest = max(lengths[i], lengths[cur[-1]] if cur else 0)
+        if cur and (len(cur) >= max_batch_jobs or longest * (len(cur) + 1) > max_batch_tokens):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def left_pad(prompts: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    n = max(len(p) for p in prompts)
+    ids = np.full((len(prompts), n), pad_id, dtype=np.int64)
+    mask = np.zeros((len(prompts), n), dtype=np.int64)
+    for r, p in enumerate(prompts):
+        if len(p):
+            ids[r, n - len(p) :] = p
+            mask[r, n - len(p) :] = 1
+    return ids, mask
+
+
+def causal_bias(mask: np.ndarray) -> np.ndarray:
+    """``[rows, 1, L, L]`` bias for left-padded prompts: causal, padding keys hidden."""
+    n = mask.shape[1]
+    allowed = np.tril(np.ones((n, n), dtype=bool))[None] & mask.astype(bool)[:, None, :]
+    return np.where(allowed, np.float32(0), NEG)[:, None].astype(np.float32)
+
+
+def padding_bias(mask: np.ndarray) -> np.ndarray:
+    """``[rows, 1, 1, T]`` bias for one new token per row that sees every unmasked key."""
+    return np.where(mask.astype(bool), np.float32(0), NEG)[:, None, None, :].astype(np.float32)
+
+
+def _masked_probs(logits: np.ndarray, columns: Sequence[int], temperature: float) -> np.ndarray:
+    x = logits[list(columns)].astype(np.float64)
+    if temperature <= 0:
+        p = np.zeros_like(x)
+        p[int(np.argmax(x))] = 1.0
+        return p
+    x = x / temperature
+    x -= x.max()
+    p = np.exp(x)
+    return p / p.sum()
+
+
+# ---- the constrained, prefix-filled loop with tree attention -----------------------------------
+
+
+@dataclass
+class Skeleton:
+    """What the constrained loop needs to know about the output layout.
+
+    ``pieces``: :attr:`laser_ci.text.tokenize.PromptCodec.pieces` (fixed vocabulary ids, or a
+    slot index); ``token_ids``: codec token -> vocabulary id (what is fed back);
+    ``columns``: codec token -> column of the decoder's logits.
+    """
+
+    codec: NumberCodec
+    pieces: list[list[int] | int]
+    token_ids: dict[str, int]
+    columns: dict[str, int]
+
+    def prefix(self) -> list[int]:
+        out: list[int] = []
+        for p in self.pieces:
+            if isinstance(p, int):
+                break
+            out.extend(p)
+        return out
+
+
+@dataclass
+class _Branch:
+    """One distinct sample prefix of one job: ``count`` samples share it."""
+
+    job: int
+    count: int
+    tokens: list[str]  # codec tokens chosen so far
+    cache: list[int]  # KV-cache positions of the branch's own fed tokens
+    seen: int  # real tokens before the next fed one (its position id)
+    pending: list[int]  # known ids to feed before the next choice
+    logits: np.ndarray | None = None  # next-token logits once everything is fed
+
+
+def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str]) -> list[str]:
+    """``options`` (legal next tokens after ``prev``) in the order of the values they lead
+    to, other tokens being equal: digits ascending, ``-`` before ``+``, and exponent digits
+    descending after a ``-`` sign."""
+    if len(prev) == codec.mantissa_digits:  # the exponent sign
+        return sorted(options, key=lambda t: t != "-")
+    negative = len(prev) > codec.mantissa_digits and prev[codec.mantissa_digits] == "-"
+    return sorted(options, reverse=negative)
+
+
+def stratified_counts(rng: np.random.Generator, count: int, p: np.ndarray) -> np.ndarray:
+    """How many of ``count`` samples take each token: one sample in each of ``count`` equal
+    strata of [0, 1), which the tokens' probabilities ``p`` (laid end to end) share out."""
+    upper = np.cumsum(p)
+    upper[-1] = 1.0
+    u = (np.arange(count) + rng.random(count)) / count
+    k = np.minimum(np.searchsorted(upper, u, side="right"), len(p) - 1)
+    return np.bincount(k, minlength=len(p))
+
+
+class _Tree:
+    """Decoding state of one batch of jobs: their prompts' KV cache and their branches."""
+
+    def __init__(self, decoder: Decoder, ids: np.ndarray, mask: np.ndarray) -> None:
+        self.decoder = decoder
+        self.stats = DecodeStats(batches=1)
+        pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
+        logits, self.past = decoder.forward(ids, pos, causal_bias(mask),
+                                            decoder.empty_past(len(ids)))
+        self.stats.forward_passes += 1
+        self.stats.prefill_tokens += ids.size
+        self.prompt_visible = np.where(mask.astype(bool), np.float32(0), NEG)  # [jobs, L]
+        self.width = ids.shape[1]  # positions in the KV cache
+        self.first_logits = logits[:, -1, :]
+        self.seen = mask.sum(axis=1)
+
+    def feed(self, branches: list[_Branch]) -> None:
+        """One pass over every branch's pending tokens; sets each branch's logits."""
+        jobs = len(self.prompt_visible)
+        per_job: list[list[_Branch]] = [[] for _ in range(jobs)]
+        for b in branches:
+            per_job[b.job].append(b)
+        width = max(sum(len(b.pending) for b in bs) for bs in per_job)
+        t = self.width
+        ids = np.zeros((jobs, width), dtype=np.int64)
+        pos = np.zeros((jobs, width), dtype=np.int64)
+        bias = np.full((jobs, 1, width, t + width), NEG, dtype=np.float32)
+        spans: list[tuple[_Branch, int, int]] = []
+        for j, bs in enumerate(per_job):
+            o = 0
+            for b in bs:
+                k = len(b.pending)
+                ids[j, o : o + k] = b.pending
+                pos[j, o : o + k] = b.seen + np.arange(k)
+                rows = bias[j, 0, o : o + k]
+                rows[:, : len(self.prompt_visible[j])] = self.prompt_visible[j]
+                if b.cache:
+                    rows[:, b.cache] = 0.0
+                own = np.tril(np.ones((k, k), dtype=bool))  # own new tokens, causally
+                rows[:, t + o : t + o + k][own] = 0.0
+                spans.append((b, o, k))
+                o += k
+        logits, self.past = self.decoder.forward(ids, pos, bias, self.past)
+        for b, o, k in spans:
+            b.logits = logits[b.job, o + k - 1]
+            b.cache = b.cache + list(range(t + o, t + o + k))
+            b.seen += k
+            b.pending = []
+        self.width = t + width
+        self.stats.forward_passes += 1
+        self.stats.step_rows += len(branches)
+        self.stats.step_tokens += ids.size
+
+
+def sample_numbers(
+    decoder: Decoder,
+    prompts: Sequence[Sequence[int]],
+    skeleton: Skeleton,
+    *,
+    num_samples: int = 32,
+    temperature: float = 1.0,
+    seed: int = 0,
+    pad_id: int = 0,
+    max_batch_tokens: int = 8192,
+    max_batch_jobs: int = 64,
+    stats: DecodeStats | None = None,
+    stratified: bool = False,
+) -> list[np.ndarray]:
+    """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
+
+    ``prompts`` are input ids *without* the skeleton prefix (``<eos> text <sep>``).
+    ``stratified``: see the module doc.
+    """
+    codec = skeleton.codec
+    prefix = skeleton.prefix()
+    first_slot = next(i for i, p in enumerate(skeleton.pieces) if isinstance(p, int))
+    rest = skeleton.pieces[first_slot:]
+    results: list[np.ndarray] = [np.empty(0)] * len(prompts)
+    full = [list(p) + prefix for p in prompts]
+    for bucket in buckets([len(p) for p in full], max_batch_tokens, max_batch_jobs):
+        ids, mask = left_pad([full[i] for i in bucket], pad_id)
+        tree = _Tree(decoder, ids, mask)
+        keys = [job_key(seed, prompts[i]) for i in bucket]
+        branches = [
+            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
+            for j in range(len(bucket))
+        ]
+        for piece in rest:
+            if not isinstance(piece, int):
+                for b in branches:
+                    b.pending.extend(piece)
+                continue
+            legal = [codec.possible_next_tokens(b.tokens) for b in branches]
+            if all(len(options) == 1 for options in legal):  # known: no pass spent on it
+                for b, options in zip(branches, legal, strict=True):
+                    b.tokens.append(options[0])
+                    b.pending.append(skeleton.token_ids[options[0]])
+                continue
+            if any(b.pending for b in branches):
+                tree.feed(branches)
+            children: list[_Branch] = []
+            for b, options in zip(branches, legal, strict=True):
+                assert b.logits is not None
+                if stratified:
+                    options = value_order(codec, b.tokens, options)
+                p = _masked_probs(b.logits, [skeleton.columns[t] for t in options], temperature)
+                rng = branch_rng(keys[b.job], b.tokens)
+                if stratified:
+                    counts = stratified_counts(rng, b.count, p)
+                else:
+                    counts = rng.multinomial(b.count, p)
+                for tok, c in zip(options, counts, strict=True):
+                    if c:
+                        children.append(_Branch(b.job, int(c), [*b.tokens, tok], b.cache, b.seen,
+                                                [skeleton.token_ids[tok]]))
+            branches = children
+        values: list[list[float]] = [[] for _ in bucket]
+        for b in branches:
+            values[b.job].extend([codec.from_tokens(b.tokens)] * b.count)
+        for k, i in enumerate(bucket):
+            results[i] = np.sort(np.asarray(values[k], dtype=np.float64))
+        tree.stats.passes_per_batch.append(tree.stats.forward_passes)
+        if stats is not None:
+            stats.add(tree.stats)
+    return results
+
+
+# ---- naive decoding (benchmark baseline) -------------------------------------------------------
+
+
+def sample_naive(
+    decoder: Decoder,
+    prompts: Sequence[Sequence[int]],
+    *,
+    parse: Callable[[list[int]], float],
+    eos_id: int,
+    max_new_tokens: int,
+    num_samples: int = 32,
+    temperature: float = 1.0,
+    seed: int = 0,
+    pad_id: int = 0,
+    max_batch_tokens: int = 8192,
+    max_batch_jobs: int = 64,
+    stats: DecodeStats | None = None,
+) -> list[np.ndarray]:
+    """Unconstrained sampling over the full vocabulary, one token per forward pass.
+
+    ``decoder`` must have full-vocabulary logits (``model.full.onnx``). The prompt's KV
+    cache is computed once per job and copied for its samples (as ``generate`` with
+    ``num_return_sequences`` does after prefill). ``parse(ids)`` turns the generated ids
+    (without ``<eos>``) into a value or raises ``ValueError`` (counted in ``stats.invalid``;
+    the sample is NaN).
+    """
+    results: list[np.ndarray] = [np.empty(0)] * len(prompts)
+    for bucket in buckets([len(p) for p in prompts], max_batch_tokens, max_batch_jobs):
+        st = DecodeStats(batches=1)
+        ids, mask = left_pad([prompts[i] for i in bucket], pad_id)
+        pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
+        logits, past = decoder.forward(ids, pos, causal_bias(mask), decoder.empty_past(len(ids)))
+        st.forward_passes += 1
+        st.prefill_tokens += ids.size
+        rngs = [job_rng(seed, prompts[i]) for i in bucket]
+        n = num_samples
+        past = [np.repeat(x, n, axis=0) for x in past]
+        mask = np.repeat(mask, n, axis=0)
+        seen = mask.sum(axis=1)
+        logits = np.repeat(logits[:, -1, :], n, axis=0)
+        out: list[list[int]] = [[] for _ in range(len(bucket) * n)]
+        done = np.zeros(len(out), dtype=bool)
+        for _step in range(max_new_tokens):
+            x = logits.astype(np.float64) / max(temperature, 1e-6)
+            nxt = np.full(len(out), pad_id, dtype=np.int64)
+            for k in range(len(bucket)):  # Gumbel-max: one draw per sample, per-job stream
+                sl = slice(k * n, (k + 1) * n)
+                nxt[sl] = np.argmax(x[sl] + rngs[k].gumbel(size=x[sl].shape), axis=1)
+            for r in np.flatnonzero(~done):
+                tok = int(nxt[r])
+                if tok == eos_id:
+                    done[r] = True
+                else:
+                    out[r].append(tok)
+            nxt[done] = pad_id
+            if done.all():
+                break
+            mask = np.concatenate([mask, np.ones((len(out), 1), dtype=np.int64)], axis=1)
+            logits, past = decoder.forward(nxt[:, None], seen[:, None], padding_bias(mask), past)
+            logits = logits[:, -1, :]
+            seen = seen + 1
+            st.forward_passes += 1
+            st.step_rows += len(out)
+            st.step_tokens += len(out)
+        for k, i in enumerate(bucket):
+            vals = []
+            for r in range(k * n, (k + 1) * n):
+                try:
+                    vals.append(parse(out[r]))
+                except ValueError:
+                    vals.append(np.nan)
+                    st.invalid += 1
+            results[i] = np.sort(np.asarray(vals, dtype=np.float64))
+        st.passes_per_batch.append(st.forward_passes)
+        if stats is not None:
+            stats.add(st)
+    return results
+
+
+def summarize_samples(samples: np.ndarray) -> tuple[float, float, float]:
+    """(p10, p50, p90) of one job's samples (NaN-tolerant; all NaN gives NaNs)."""
+    s = samples[np.isfinite(samples)]
+    if not len(s):
+        return (float("nan"),) * 3  # type: ignore[return-value]
+    p10, p50, p90 = np.quantile(s, [0.1, 0.5, 0.9])
+    return float(p10), float(p50), float(p90)

@@ -1,0 +1,210 @@
+"""The language-model predictor at inference time: numpy + onnxruntime + tokenizers only.
+
+A model folder (written by :func:`laser_ci.training.export.export_model`) holds::
+
+    laser.json          config: architecture, prompt budget, number codec, decoding defaults,
+                        and the sha256 of every other file (checked at load)
+    model.onnx          int8 decoder with a KV cache and an attention-bias input; logits of
+                        the digit and sign tokens at every fed position
+    tokenizer.json      the BPE (laser_ci.text.tokenize)
+    weights.safetensors fp16 torch weights + hf_config.json: the base of ``laser-ci finetune``
+                        (not read at inference)
+
+:class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
+``<eos> text <sep>``, N runtimes are sampled with the constrained loop
+(:func:`laser_ci.predictors.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
+``sampling`` independent or stratified), one job per batch for an int8 graph, and the
+result is their p10/median/p90. A ``ratio`` model's samples for a text with history are
+multiplied back to seconds (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`).
+
+To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
+``model/lm`` with its ``card.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from laser_ci.predictors.base import Runtime
+
+CONFIG_NAME = "laser.json"
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+FORMAT_VERSION = 1
+DEFAULT_THREADS = 2
+SAMPLING = ("independent", "stratified")  # laser.json "decoding": see laser_ci.predictors.decode
+
+
+class ModelFileError(ValueError):
+    """A model folder that is incomplete, corrupt, or of another format."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_config(model_dir: str | os.PathLike[str], *, verify: bool = True,
+                only: Sequence[str] | None = None) -> dict[str, Any]:
+    """``laser.json`` of a model folder, after checking the sha256 of its files.
+
+    ``only`` limits the check to those file names (inference needs only the ONNX graph and
+    the tokenizer).
+    """
+    d = Path(model_dir)
+    path = d / CONFIG_NAME
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ModelFileError(f"{path}: cannot read model config: {e}") from e
+    if config.get("format_version") != FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: format_version {config.get('format_version')!r}, expected {FORMAT_VERSION}"
+        )
+    files: dict[str, str] = config.get("files") or {}
+    for name in (MODEL_FILE, TOKENIZER_FILE):
+        if name not in files:
+            raise ModelFileError(f"{path}: no sha256 for {name}")
+    if verify:
+        for name, digest in files.items():
+            if only is not None and name not in only:
+                continue
+            f = d / name
+            if not f.is_file():
+                raise ModelFileError(f"{d}: missing {name}")
+            actual = _sha256(f)
+            if actual != digest:
+                raise ModelFileError(
+                    f"{f}: sha256 {actual[:12]}... does not match laser.json ({digest[:12]}...)"
+                )
+    return config
+
+
+def make_session(path: str | os.PathLike[str], threads: int = DEFAULT_THREADS) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+class LaserModel:
+    """The shipped language model as a :class:`~laser_ci.predictors.base.Predictor`."""
+
+    name = "laser-lm"
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str],
+        *,
+        num_samples: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        sampling: str | None = None,
+        batch_jobs: int | None = None,
+        threads: int = DEFAULT_THREADS,
+        model_file: str = MODEL_FILE,
+        verify: bool = True,
+        name: str | None = None,
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        from laser_ci.predictors.decode import OnnxDecoder, Skeleton
+        from laser_ci.text.numbers import NumberCodec
+        from laser_ci.text.tokenize import PromptCodec
+
+        self.model_dir = Path(model_dir)
+        self.config = read_config(self.model_dir, verify=verify,
+                                  only=[model_file, TOKENIZER_FILE])
+        if name:
+            self.name = name
+        dec = self.config.get("decoding") or {}
+        self.num_samples = int(num_samples if num_samples is not None else dec.get("num_samples", 32))
+        self.temperature = float(temperature if temperature is not None else dec.get("temperature", 1.0))
+        self.seed = int(seed if seed is not None else dec.get("seed", 0))
+        self.sampling = str(sampling or dec.get("sampling", "independent"))
+        # An int8 graph quantizes activations with one scale per batch (dynamic
+        # quantization), so a job decoded beside others could get other samples than alone:
+        # one job per batch keeps every prediction a function of its own text (~20% slower
+        # decoding on 2 cores: benchmarks/decoding.py --batch-jobs 64).
+        int8 = bool(self.config.get("model", {}).get("int8", True)) and "fp32" not in model_file
+        self.batch_jobs = int(batch_jobs or (1 if int8 else 64))
+        if self.sampling not in SAMPLING:
+            raise ModelFileError(f"{self.model_dir}: sampling {self.sampling!r}, expected one "
+                                 f"of {SAMPLING}")
+        self.codec = NumberCodec(**self.config["codec"])
+        tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
+        self.prompt = PromptCodec(
+            tokenizer, self.codec, int(self.config["prompt"]["max_prompt_tokens"]),
+            warm_target=str(self.config["prompt"].get("warm_target", "runtime")),
+        )
+        self.session = make_session(self.model_dir / model_file, threads)
+        self.decoder = OnnxDecoder(self.session)
+        head_tokens: list[str] = self.config["head_tokens"]
+        if self.decoder.last_only:
+            raise ModelFileError(
+                f"{self.model_dir / model_file}: logits of the last position only; the "
+                "constrained loop needs logits at every position (model.onnx)"
+            )
+        if self.decoder.columns == len(head_tokens):
+            columns = {t: i for i, t in enumerate(head_tokens)}
+        else:  # a full-vocabulary graph
+            columns = dict(self.prompt.token_ids)
+        for t, i in zip(head_tokens, self.config["head_token_ids"], strict=True):
+            if self.prompt.token_ids[t] != i:
+                raise ModelFileError(f"{self.model_dir}: tokenizer id of {t!r} is not {i}")
+        self.skeleton = Skeleton(self.codec, self.prompt.pieces, self.prompt.token_ids, columns)
+        self.last_stats: Any = None
+
+    def sample(self, texts: Sequence[str], num_samples: int | None = None) -> list[np.ndarray]:
+        """The sorted runtime samples of each text (a ``ratio`` model's warm samples
+        multiplied by the text's history median, see :mod:`laser_ci.text.tokenize`)."""
+        from laser_ci.predictors.decode import DecodeStats, sample_numbers
+
+        if not texts:
+            return []
+        stats = DecodeStats()
+        out = sample_numbers(
+            self.decoder,
+            self.prompt.encode_texts(texts),
+            self.skeleton,
+            num_samples=num_samples or self.num_samples,
+            temperature=self.temperature,
+            seed=self.seed,
+            pad_id=self.prompt.pad_id,
+            stats=stats,
+            stratified=self.sampling == "stratified",
+            max_batch_jobs=self.batch_jobs,
+        )
+        self.last_stats = stats
+        refs = [self.prompt.reference(t) for t in texts]
+        return [s if r is None else s * r for s, r in zip(out, refs, strict=True)]
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        from laser_ci.predictors.decode import summarize_samples
+
+        texts = list(texts)
+        # identical texts (e.g. matrix instances that serialize alike) are decoded once
+        unique = list(dict.fromkeys(texts))
+        samples = dict(zip(unique, self.sample(unique), strict=True))
+        return [Runtime(*summarize_samples(samples[t])) for t in texts]
+
+
+def load_models(folder: str | os.PathLike[str]) -> dict[str, LaserModel]:
+    """Loader for :data:`laser_ci.predictors.choice.LOADERS`: ``{"laser-lm": LaserModel(folder)}``."""
+    model = LaserModel(folder)
+    return {model.name: model}

@@ -1,0 +1,5 @@
+"""Stage 5, report: an estimate result (a JSON-able dict) in, text out.
+
+``render``: the terminal table, JSON and Markdown of ``laser-ci estimate``; ``comment``: the
+pull-request comment and job summary the Action posts.
+"""

@@ -1,0 +1,644 @@
+"""Markdown for the Action: the sticky PR comment and the job summary.
+
+Pure functions over the JSON results of :func:`laser_ci.estimate.estimate_files` (the
+``{"predictor", "workflows": [...], "errors": [...]}`` dict); no I/O, no GitHub calls.
+
+A pull request is reported as a diff of the estimate at its head against the estimate at its
+base. Jobs are matched by ``(workflow path, job display name)``; a renamed workflow file is
+matched through ``renamed`` (base path -> head path). Only the workflows in ``changed`` are
+compared; every other workflow at the head is listed once, folded, as unchanged.
+
+The comment starts with :data:`MARKER`, a hidden HTML comment by which the Action finds its
+own comment again and edits it in place. It is compact: a headline with the totals and the
+biggest changes, everything else folded in ``<details>``. Runner, cost and advice fields are
+assumptions of the sizing model, so they only appear folded under "Assumptions".
+
+Every job row says whether its prediction was **warm** (the job's ``history_runs`` earlier runs
+were part of the model's input: "warm (12 runs)") or **cold** (the workflow file alone); the
+headline counts the warm jobs. Notes about the history (``result["history"]["notes"]``, e.g. a
+token without ``actions: read``) are shown under the headline.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from laser_ci.report.render import format_duration
+
+MARKER = "<!-- laser-ci:sticky-comment -->"
+COMMENT_LIMIT = 65_536  # GitHub rejects issue comments longer than this many characters
+SUMMARY_LIMIT = 1_000_000  # $GITHUB_STEP_SUMMARY is capped at 1 MiB per step
+DEFAULT_TIMEOUT_MINUTES = 360  # GitHub's timeout when a job sets no timeout-minutes
+BIGGEST_CHANGES = 3
+
+Status = Literal["new", "removed", "changed", "unchanged"]
+
+_TRUNCATED_NOTE = (
+    "\n\n> [!NOTE]\n> This comment was cut to fit GitHub's 65,536-character limit. "
+    "The full report is in the job summary and in the Action's `json` output.\n"
+)
+
+
+# --- diff ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobDiff:
+    """One job of a workflow at head and/or base. ``delta_s`` is the change of the median."""
+
+    name: str
+    status: Status
+    head: Mapping[str, Any] | None = None
+    base: Mapping[str, Any] | None = None
+
+    @property
+    def delta_s(self) -> float | None:
+        h, b = _p50(self.head), _p50(self.base)
+        if self.status == "new":
+            return h
+        if self.status == "removed":
+            return -b if b is not None else None
+        if h is None or b is None:
+            return None
+        return h - b
+
+
+@dataclass(frozen=True)
+class WorkflowDiff:
+    """One workflow file. ``path`` is the head path (the base path when it was removed)."""
+
+    path: str
+    status: Status
+    head: Mapping[str, Any] | None = None
+    base: Mapping[str, Any] | None = None
+    jobs: list[JobDiff] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        wf = self.head or self.base or {}
+        return str(wf.get("name") or self.path)
+
+    def delta(self, key: str) -> float | None:
+        h = _num((self.head or {}).get(key)) if self.head is not None else 0.0
+        b = _num((self.base or {}).get(key)) if self.base is not None else 0.0
+        if h is None or b is None:
+            return None
+        return h - b
+
+
+def diff_results(
+    head: Mapping[str, Any],
+    base: Mapping[str, Any] | None,
+    changed: Iterable[str],
+    renamed: Mapping[str, str] | None = None,
+) -> list[WorkflowDiff]:
+    """Compares the workflows in ``changed`` (head or base paths) between two results.
+
+    Returns one :class:`WorkflowDiff` per changed workflow (sorted by path), then one per
+    unchanged workflow of ``head`` (status ``unchanged``, jobs listed without a base).
+    """
+    renamed = dict(renamed or {})
+    head_wfs = {str(w.get("path")): w for w in head.get("workflows") or ()}
+    base_wfs = {str(w.get("path")): w for w in (base or {}).get("workflows") or ()}
+    to_head = {b: h for b, h in renamed.items()}
+    to_base = {h: b for b, h in renamed.items()}
+    changed_head: set[str] = set()
+    for p in changed:
+        changed_head.add(to_head.get(p, p))
+
+    out: list[WorkflowDiff] = []
+    for path in sorted(changed_head):
+        h = head_wfs.get(path)
+        b = base_wfs.get(to_base.get(path, path))
+        if h is None and b is None:
+            continue  # a changed path that is no workflow (or could not be read at either end)
+        status: Status = "changed" if h is not None and b is not None else "new" if b is None else "removed"
+        out.append(WorkflowDiff(path, status, h, b, _diff_jobs(h, b)))
+    for path, h in sorted(head_wfs.items()):
+        if path not in changed_head:
+            jobs = [JobDiff(_job_name(j), "unchanged", head=j) for j in h.get("jobs") or ()]
+            out.append(WorkflowDiff(path, "unchanged", h, None, jobs))
+    return out
+
+
+def _diff_jobs(head: Mapping[str, Any] | None, base: Mapping[str, Any] | None) -> list[JobDiff]:
+    def keyed(wf: Mapping[str, Any] | None) -> dict[tuple[str, int], Mapping[str, Any]]:
+        seen: dict[str, int] = {}
+        out: dict[tuple[str, int], Mapping[str, Any]] = {}
+        for job in (wf or {}).get("jobs") or ():
+            name = _job_name(job)
+            n = seen.get(name, 0)
+            seen[name] = n + 1
+            out[(name, n)] = job  # duplicate display names pair up in file order
+        return out
+
+    h, b = keyed(head), keyed(base)
+    jobs: list[JobDiff] = []
+    for key, job in h.items():
+        if key in b:
+            jobs.append(JobDiff(key[0], "changed", job, b[key]))
+        else:
+            jobs.append(JobDiff(key[0], "new", job, None))
+    jobs.extend(JobDiff(key[0], "removed", None, job) for key, job in b.items() if key not in h)
+    return jobs
+
+
+# --- totals -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums over all workflows: billable time and the longest critical path, in seconds."""
+
+    workflows: int
+    jobs: int
+    billable_s: float
+    critical_path_s: float
+
+    @classmethod
+    def of(cls, workflows: Iterable[Mapping[str, Any]]) -> Totals:
+        wfs = list(workflows)
+        return cls(
+            workflows=len(wfs),
+            jobs=sum(len(w.get("jobs") or ()) for w in wfs),
+            billable_s=sum(_num(w.get("billable_s")) or 0.0 for w in wfs),
+            critical_path_s=max((_num(w.get("critical_path_s")) or 0.0 for w in wfs), default=0.0),
+        )
+
+
+def totals(result: Mapping[str, Any]) -> Totals:
+    """The totals of one estimate result (what the Action writes as its outputs)."""
+    return Totals.of(result.get("workflows") or ())
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where the result comes from; only used for links and the comparison line."""
+
+    repository: str | None = None
+    server_url: str = "https://github.com"
+    head_sha: str | None = None
+    base_sha: str | None = None
+
+    def blob_url(self, path: str, line: int | None = None) -> str | None:
+        if not (self.repository and self.head_sha):
+            return None
+        url = f"{self.server_url.rstrip('/')}/{self.repository}/blob/{self.head_sha}/{path}"
+        return f"{url}#L{line}" if line else url
+
+
+def render_pr_comment(
+    head: Mapping[str, Any],
+    base: Mapping[str, Any] | None,
+    changed: Iterable[str],
+    *,
+    renamed: Mapping[str, str] | None = None,
+    context: Context | None = None,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """The sticky comment (and job summary) for a pull request, at most ``limit`` chars."""
+    ctx = context or Context()
+    diffs = diff_results(head, base, changed, renamed)
+    changed_diffs = [d for d in diffs if d.status != "unchanged"]
+    unchanged = [d for d in diffs if d.status == "unchanged"]
+
+    head_totals = totals(head)
+    # The base of the whole repository = unchanged workflows (as at head) + changed at base.
+    base_wfs = [d.head for d in unchanged if d.head is not None]
+    base_wfs += [d.base for d in changed_diffs if d.base is not None]
+    base_totals = Totals.of(base_wfs)
+
+    parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
+    parts.append(_errors(head, ctx))
+    parts.append(_history_notes(head))
+    parts.extend(_workflow_block(d, ctx, compare=True) for d in changed_diffs)
+    if unchanged:
+        parts.append(_unchanged_block(unchanged, ctx))
+    parts.append(_assumptions([d.head for d in diffs if d.head is not None]))
+    parts.append(_footer(head))
+    return _fit([p for p in parts if p], limit)
+
+
+def render_summary(
+    result: Mapping[str, Any],
+    *,
+    context: Context | None = None,
+    limit: int = SUMMARY_LIMIT,
+) -> str:
+    """The job summary for events without a base to compare with (push, dispatch, ...)."""
+    ctx = context or Context()
+    wfs = list(result.get("workflows") or ())
+    t = totals(result)
+    head = (
+        "### ⏱️ laser-ci: predicted CI runtime\n\n"
+        f"**{_plural(t.workflows, 'workflow')}, {_plural(t.jobs, 'job')}:** "
+        f"billable **{_dur(t.billable_s)}** · longest critical path "
+        f"**{_dur(t.critical_path_s)}**"
+    )
+    if ctx.head_sha:
+        head += f" · at `{ctx.head_sha[:7]}`"
+    warm = _warm_line(result)
+    if warm:
+        head += "\n\n" + warm
+    parts = [head + "\n"]
+    parts.append(_errors(result, ctx))
+    parts.append(_history_notes(result))
+    for wf in wfs:
+        d = WorkflowDiff(
+            str(wf.get("path")),
+            "unchanged",
+            wf,
+            None,
+            [JobDiff(_job_name(j), "unchanged", head=j) for j in wf.get("jobs") or ()],
+        )
+        parts.append(_workflow_block(d, ctx, compare=False, open_=True))
+    parts.append(_assumptions(wfs))
+    parts.append(_footer(result))
+    return _fit([p for p in parts if p], limit)
+
+
+def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
+    """``(p90 minutes, timeout minutes)`` when the job's p90 exceeds its timeout, else None.
+
+    A job without ``timeout-minutes`` gets GitHub's default of 360. A timeout that is an
+    expression (not a number) is not checked.
+    """
+    p90 = _num((job.get("runtime_s") or {}).get("p90"))
+    if p90 is None:
+        return None
+    raw = job.get("timeout_minutes")
+    timeout = DEFAULT_TIMEOUT_MINUTES if raw is None else _num(raw)
+    if timeout is None or timeout <= 0:
+        return None
+    return (p90 / 60.0, timeout) if p90 > timeout * 60.0 else None
+
+
+# --- pieces -------------------------------------------------------------------------------
+
+
+def _headline_pr(
+    head: Totals, base: Totals, changed: Sequence[WorkflowDiff], ctx: Context,
+    result: Mapping[str, Any] | None = None,
+) -> str:
+    lines = ["### ⏱️ laser-ci: predicted CI runtime", ""]
+    n = len(changed)
+    n_all = head.workflows + sum(1 for d in changed if d.status == "removed")
+    scope = (
+        f"**{n} of {_plural(n_all, 'workflow')} changed**"
+        if n
+        else f"**No workflow changed** ({_plural(head.workflows, 'workflow')})"
+    )
+    lines.append(
+        f"{scope} · billable **{_dur(head.billable_s)}** "
+        f"({_delta(head.billable_s - base.billable_s)}) · longest critical path "
+        f"**{_dur(head.critical_path_s)}** ({_delta(head.critical_path_s - base.critical_path_s)})"
+    )
+    biggest = _biggest_changes(changed)
+    if biggest:
+        lines.append("")
+        lines.append("Biggest changes: " + " · ".join(biggest))
+    elif n:
+        lines.append("")
+        lines.append("No predicted job runtime changed.")
+    warm = _warm_line(result or {})
+    if warm:
+        lines.append("")
+        lines.append(warm)
+    if ctx.head_sha and ctx.base_sha:
+        lines.append("")
+        lines.append(
+            f"<sub>Head `{ctx.head_sha[:7]}` compared with base `{ctx.base_sha[:7]}`. "
+            "Medians; bands in the details are p10–p90.</sub>"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
+    ranked: list[tuple[float, str]] = []
+    for wf in changed:
+        for job in wf.jobs:
+            d = job.delta_s
+            if d is None or (job.status == "changed" and abs(d) < 0.5):
+                continue
+            label = f"**{_md(wf.name)} / {_md(job.name)}**"
+            if job.status == "new":
+                text = f"{label} new job ({_dur(d)})"
+            elif job.status == "removed":
+                text = f"{label} removed job (was {_dur(-d)})"
+            else:
+                text = f"{label} {_delta(d)}"
+            ranked.append((abs(d), text))
+    ranked.sort(key=lambda x: -x[0])
+    return [text for _, text in ranked[:BIGGEST_CHANGES]]
+
+
+def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool = False) -> str:
+    wf = d.head if d.head is not None else d.base or {}
+    title = f"<b>{_html(d.name)}</b> <code>{_html(d.path)}</code>"
+    if compare and d.status == "new":
+        title += " (new workflow)"
+    elif compare and d.status == "removed":
+        title += " (removed workflow)"
+    cp, bill = _num(wf.get("critical_path_s")), _num(wf.get("billable_s"))
+    was = " was" if d.status == "removed" else ""
+    stats = f"critical path{was} {_dur(cp)}"
+    if compare and d.status == "changed":
+        stats += f" ({_delta(d.delta('critical_path_s'))})"
+    stats += f", billable{was} {_dur(bill)}"
+    if compare and d.status == "changed":
+        stats += f" ({_delta(d.delta('billable_s'))})"
+    out = [f"<details{' open' if open_ else ''}><summary>{title}: {stats}</summary>", ""]
+    if compare:
+        out.append("| Job | Median | p10–p90 | vs base | History |")
+        out.append("|---|--:|--:|--:|---|")
+    else:
+        out.append("| Job | Median | p10–p90 | History |")
+        out.append("|---|--:|--:|---|")
+    flagged = False
+    for job in d.jobs:
+        j = job.head if job.head is not None else job.base or {}
+        name = _job_cell(job, ctx, d.path)
+        if job.head is not None and over_timeout(job.head):
+            name += " ⚠️"
+            flagged = True
+        if job.status == "removed":
+            row = [f"~~{name}~~", "–", "–", f"removed job (was {_dur(_p50(j))})", "–"]
+        else:
+            rt = j.get("runtime_s") or {}
+            row = [name, _dur(_num(rt.get("p50"))), _band(rt)]
+            if compare:
+                row.append("new job" if job.status == "new" else _delta(job.delta_s))
+            row.append(_history_cell(j))
+        out.append("| " + " | ".join(row) + " |")
+    if not d.jobs:
+        out.append("| *(no jobs)* | | | |" + (" |" if compare else ""))
+    if flagged:
+        out.append("")
+        out.append("⚠️ the p90 runtime exceeds the job's `timeout-minutes` (default 360).")
+    out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context) -> str:
+    n_jobs = sum(len(d.jobs) for d in diffs)
+    out = [
+        f"<details><summary>Unchanged workflows: {_plural(len(diffs), 'workflow')}, "
+        f"{_plural(n_jobs, 'job')}</summary>",
+        "",
+        "| Workflow | Job | Median | p10–p90 | History |",
+        "|---|---|--:|--:|---|",
+    ]
+    for d in diffs:
+        wf = d.head or {}
+        first = (
+            f"**{_md(d.name)}** · critical path {_dur(_num(wf.get('critical_path_s')))}, "
+            f"billable {_dur(_num(wf.get('billable_s')))}"
+        )
+        if not d.jobs:
+            out.append(f"| {first} | *(no jobs)* | | | |")
+        for i, job in enumerate(d.jobs):
+            rt = (job.head or {}).get("runtime_s") or {}
+            name = _job_cell(job, ctx, d.path)
+            if job.head is not None and over_timeout(job.head):
+                name += " ⚠️"
+            out.append(
+                f"| {first if i == 0 else ''} | {name} | {_dur(_num(rt.get('p50')))} | {_band(rt)} "
+                f"| {_history_cell(job.head or {})} |"
+            )
+    out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def _assumptions(workflows: Sequence[Mapping[str, Any]]) -> str:
+    rows: list[str] = []
+    advice: list[str] = []
+    costs: list[str] = []
+    for wf in workflows:
+        wname = _md(str(wf.get("name") or wf.get("path")))
+        for job in wf.get("jobs") or ():
+            label = f"{wname} / {_md(_job_name(job))}"
+            runner = job.get("runner")
+            cost = _num(job.get("cost_usd"))
+            if runner or cost is not None:
+                rows.append(f"| {label} | {_runner_text(runner)} | {_usd(cost)} |")
+            for a in job.get("advice") or ():
+                if isinstance(a, Mapping) and a.get("message"):
+                    kind = f"`{a['kind']}` " if a.get("kind") else ""
+                    advice.append(f"- {label}: {kind}{_md(str(a['message']))}")
+        wcost = _num(wf.get("cost_usd"))
+        if wcost is not None:
+            costs.append(f"{wname} {_usd(wcost)}")
+    if not (rows or advice or costs):
+        return ""
+    out = [
+        "<details><summary>Assumptions: runners, cost and advice</summary>",
+        "",
+        "Runner sizes and prices are assumed from `runs-on` and public list prices; "
+        "they are estimates, not billing data.",
+        "",
+    ]
+    if rows:
+        out += ["| Job | Assumed runner | Cost (median) |", "|---|---|--:|", *rows, ""]
+    if costs:
+        out += ["Per workflow run: " + " · ".join(costs), ""]
+    if advice:
+        out += ["**Advice**", "", *advice, ""]
+    out += ["</details>", ""]
+    return "\n".join(out)
+
+
+def _errors(result: Mapping[str, Any], ctx: Context) -> str:
+    errors = list(result.get("errors") or ())
+    if not errors:
+        return ""
+    out = [f"> [!WARNING]\n> {_plural(len(errors), 'problem')} reading the workflows:"]
+    for e in errors:
+        where = str(e.get("path") or "?")
+        if e.get("line"):
+            where += f":{e['line']}"
+        out.append(f"> - `{where}`: {_md(str(e.get('message') or ''))}")
+    return "\n".join(out) + "\n"
+
+
+def _footer(result: Mapping[str, Any]) -> str:
+    predictor = result.get("predictor")
+    by = f" (predictor `{predictor}`)" if predictor else ""
+    source = (
+        "workflow files and, for warm jobs, their earlier runs"
+        if _warm_count(result)[0]
+        else "workflow files alone"
+    )
+    return (
+        f"<sub>Predicted by laser-ci{by} from the {source}, before CI runs. "
+        "Bands are p10–p90 predictions, not measurements.</sub>\n"
+    )
+
+
+def _history_runs(job: Mapping[str, Any]) -> int | None:
+    n = job.get("history_runs")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
+def _history_cell(job: Mapping[str, Any]) -> str:
+    """``warm (12 runs)`` when the prediction saw earlier runs of the job, else ``cold``."""
+    n = _history_runs(job)
+    return "cold" if n is None else f"warm ({_plural(n, 'run')})"
+
+
+def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:
+    """(warm jobs, all jobs) over the workflows of one estimate result."""
+    jobs = [j for wf in result.get("workflows") or () for j in wf.get("jobs") or ()]
+    return sum(1 for j in jobs if _history_runs(j) is not None), len(jobs)
+
+
+def _warm_line(result: Mapping[str, Any]) -> str:
+    warm, n = _warm_count(result)
+    if not n:
+        return ""
+    history = result.get("history")
+    branch = history.get("branch") if isinstance(history, Mapping) else None
+    on = f" on `{_md(str(branch))}`" if branch else ""
+    if warm == 0:
+        return f"History: all {_plural(n, 'job')} **cold** (predicted from the workflow files alone)"
+    return (
+        f"History: **{warm} of {_plural(n, 'job')} warm** (predicted with their earlier "
+        f"runs{on}), {n - warm} cold"
+    )
+
+
+def _history_notes(result: Mapping[str, Any]) -> str:
+    history = result.get("history")
+    notes = history.get("notes") if isinstance(history, Mapping) else None
+    notes = [str(x) for x in notes or () if x]
+    if not notes:
+        return ""
+    return "> [!NOTE]\n" + "\n".join(f"> {n}" if len(notes) == 1 else f"> - {n}" for n in notes) + "\n"
+
+
+def _fit(parts: Sequence[str], limit: int) -> str:
+    """Joins the parts; cuts at a line boundary with a note when over ``limit`` chars."""
+    text = "\n".join(parts)
+    if len(text) <= limit:
+        return text
+    budget = limit - len(_TRUNCATED_NOTE) - 64  # room for closing tags
+    cut = text[:budget]
+    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
+    open_details = cut.count("<details") - cut.count("</details>")
+    cut += "\n</details>\n" * max(open_details, 0)
+    return cut + _TRUNCATED_NOTE
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+def _job_cell(job: JobDiff, ctx: Context, path: str) -> str:
+    j = job.head if job.head is not None else job.base or {}
+    name = _md(job.name)
+    line = j.get("line") if job.head is not None else None
+    url = ctx.blob_url(path, line if isinstance(line, int) else None)
+    if url and job.head is not None:
+        name = f"[{name}]({url})"
+    if j.get("dynamic_matrix"):
+        name += " *(dynamic matrix)*"
+    return name
+
+
+def _job_name(job: Mapping[str, Any]) -> str:
+    return str(job.get("name") or job.get("id") or "?")
+
+
+def _runner_text(runner: Any) -> str:
+    if not runner:
+        return "–"
+    if not isinstance(runner, Mapping):
+        return _md(str(runner))
+    label = next(
+        (str(runner[k]) for k in ("label", "name", "sku", "size", "os") if runner.get(k)), ""
+    )
+    specs = []
+    for keys, unit in ((("vcpus", "cpus", "cpu"), "vCPU"), (("ram_gb", "memory_gb"), "GB RAM")):
+        val = next((runner[k] for k in keys if runner.get(k) is not None), None)
+        if val is not None:
+            specs.append(f"{val:g} {unit}" if isinstance(val, (int, float)) else f"{val} {unit}")
+    text = _md(label)
+    if specs:
+        text += (" " if text else "") + f"({', '.join(specs)})"
+    if runner.get("guessed"):
+        text += " *(guessed)*"
+    return text or "–"
+
+
+def _p50(job: Mapping[str, Any] | None) -> float | None:
+    if job is None:
+        return None
+    return _num((job.get("runtime_s") or {}).get("p50"))
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, str):
+        try:
+            v = float(x)
+        except ValueError:
+            return None
+        return v if math.isfinite(v) else None
+    return None
+
+
+def _band(rt: Mapping[str, Any]) -> str:
+    lo, hi = _num(rt.get("p10")), _num(rt.get("p90"))
+    if lo is None or hi is None:
+        return "–"
+    return f"{_dur(lo)} – {_dur(hi)}"
+
+
+def _dur(seconds: float | None) -> str:
+    return "–" if seconds is None else format_duration(seconds)
+
+
+def _delta(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    if abs(seconds) < 0.5:
+        return "no change"
+    return ("+" if seconds > 0 else "-") + format_duration(abs(seconds))
+
+
+def _usd(x: float | None) -> str:
+    return "–" if x is None else f"${x:,.3f}" if x < 1 else f"${x:,.2f}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _md(text: str) -> str:
+    """Escapes what would break a table cell, start Markdown/HTML or @mention in a name."""
+    return (
+        text.replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("*", "\\*")
+        .replace("_", "\\_")
+        .replace("`", "\\`")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+        .replace("@", "@&#8203;")  # no @mentions from names in a PR
+        .replace("\n", " ")
+    )
+
+
+def _html(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("@", "@&#8203;").replace("\n", " ")
+

@@ -1,0 +1,222 @@
+"""A job's (or workflow's) own past runs, summarized for the model's input.
+
+The serializer writes one block per text (see :mod:`laser_ci.text.serialize`)::
+
+    history: n=12 median=4.73e+02 p10=3.10e+02 p90=6.00e+02 latest=5.01e+02
+    history-config: unchanged
+
+or, when the configuration changed since the latest earlier run, a compact diff of the
+serialized job (at most a few lines)::
+
+    history-config: changed +2 -1
+    + run: pytest -n 4
+    - run: pytest
+
+and ``history: none`` when there are no earlier runs. Times use the same scientific
+notation as the targets (:mod:`laser_ci.text.numbers`), so the model reads and writes one scale.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from laser_ci.text.numbers import NumberCodec
+
+MAX_RUNS = 20  # the most recent earlier runs that count
+MAX_DIFF_LINES = 6
+_CODEC = NumberCodec()
+
+
+@dataclass(frozen=True)
+class History:
+    """Earlier runtimes (oldest first, seconds) and what changed in the configuration since
+    the latest of them: None when unknown, ``()`` when unchanged, else diff lines."""
+
+    runtimes: tuple[float, ...]
+    diff: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, runtimes: Sequence[float], diff: Sequence[str] | None = None) -> History | None:
+        kept = tuple(float(x) for x in runtimes if x is not None and x > 0)[-MAX_RUNS:]
+        if not kept:
+            return None
+        return cls(kept, None if diff is None else tuple(diff))
+
+    @property
+    def n(self) -> int:
+        return len(self.runtimes)
+
+    def quantile(self, q: float) -> float:
+        return float(np.quantile(np.asarray(self.runtimes), q))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(np.asarray(self.runtimes)))
+
+    @property
+    def latest(self) -> float:
+        return self.runtimes[-1]
+
+
+def _num(x: float) -> str:
+    return _CODEC.to_string(max(x, _CODEC.min_value))
+
+
+def history_lines(history: History | None) -> list[str]:
+    """The serialized history block (always present: absence is stated)."""
+    if history is None:
+        return ["history: none"]
+    out = [f"history: n={history.n} median={_num(history.median)} p10={_num(history.quantile(0.1))} "
+           f"p90={_num(history.quantile(0.9))} latest={_num(history.latest)}"]
+    if history.diff is None:
+        out.append("history-config: unknown")
+    elif not history.diff:
+        out.append("history-config: unchanged")
+    else:
+        added = sum(1 for d in history.diff if d.startswith("+"))
+        removed = sum(1 for d in history.diff if d.startswith("-"))
+        out.append(f"history-config: changed +{added} -{removed}")
+        out.extend(d[:100] for d in history.diff[:MAX_DIFF_LINES])
+    return out
+
+
+_HISTORY_FIELD = re.compile(r"\b(n|median|p10|p90|latest)=([0-9.eE+-]+)")
+
+
+def parse_history(text: str) -> dict[str, float] | None:
+    """The numbers of a text's ``history:`` line (``n``, ``median``, ``p10``, ``p90``,
+    ``latest``), or None for ``history: none``, no such line, or no readable median."""
+    for line in text.split("\n"):
+        if line.startswith("history:"):
+            fields: dict[str, float] = {}
+            for key, value in _HISTORY_FIELD.findall(line):
+                try:
+                    x = float(value)
+                except ValueError:
+                    continue
+                if math.isfinite(x):
+                    fields[key] = x
+            if "median" not in fields:
+                return None
+            return fields
+        if line.startswith(("runs-on:", "steps:", "jobs:", "raw:")):
+            break  # the block comes right after the header
+    return None
+
+
+def split_history_block(text: str) -> tuple[str, list[str]]:
+    """``text`` without its history block, and the block's lines in the order the language
+    model reads them at the end of its prompt (:class:`laser_ci.text.tokenize.PromptCodec`): the
+    ``history-config`` line and its diff first, then the ``history:`` line with the median
+    moved last, so the median's digits sit a fixed number of tokens before the digits the
+    model writes. A text without a block comes back unchanged with ``[]``."""
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("history: ")), None)
+    if at is None:
+        return text, []
+    end = at + 1
+    config: list[str] = []
+    if end < len(lines) and lines[end].startswith("history-config: "):
+        config.append(lines[end])
+        changed = lines[end].startswith("history-config: changed")
+        end += 1
+        while changed and end < len(lines) and lines[end].startswith(("+ ", "- ")):
+            config.append(lines[end])
+            end += 1
+    fields = lines[at].split(" ")
+    median = [f for f in fields if f.startswith("median=")]
+    numbers = " ".join([f for f in fields if not f.startswith("median=")] + median)
+    return "\n".join(lines[:at] + lines[end:]), [*config, numbers]
+
+
+def relative_history_line(line: str, fmt: Callable[[float], str], center: float = 1.0) -> str:
+    """A ``history:`` numbers line with ``p10``, ``p90`` and ``latest`` written as
+    ``center * value / median`` (with ``fmt``); ``n`` and the median itself unchanged. The
+    layout of a model that writes its warm output relative to the median
+    (:class:`laser_ci.text.tokenize.PromptCodec`, ``warm_target="ratio"``). A line without a
+    readable positive median comes back unchanged."""
+    fields = parse_history(line)
+    median = None if fields is None else fields["median"]
+    if median is None or median <= 0:
+        return line
+    out = []
+    for f in line.split(" "):
+        key, eq, value = f.partition("=")
+        if eq and key in ("p10", "p90", "latest") and key in fields:
+            f = f"{key}={fmt(center * fields[key] / median)}"
+        out.append(f)
+    return " ".join(out)
+
+
+def _config_lines(text: str) -> list[str]:
+    """The configuration part of a serialized text: without history and profile lines."""
+    out: list[str] = []
+    in_diff = False
+    for line in text.split("\n"):
+        if line.startswith("history-config: changed"):
+            in_diff = True
+            continue
+        if in_diff and line.startswith(("+ ", "- ")):
+            continue
+        in_diff = False
+        if line and not line.startswith(("history", "repo: ")):
+            out.append(line)
+    return out
+
+
+def config_diff(old_text: str, new_text: str) -> tuple[str, ...]:
+    """Changed lines between two serialized texts of the same job, ``+``/``-`` prefixed,
+    stripped of indentation; ``()`` when the configurations are the same."""
+    old, new = _config_lines(old_text), _config_lines(new_text)
+    if old == new:
+        return ()
+    out: list[str] = []
+    for line in difflib.unified_diff(old, new, lineterm="", n=0):
+        if line.startswith(("+++", "---", "@@")):
+            continue
+        out.append(line[0] + " " + line[1:].strip())
+    # Report additions and removals even when the diff is long: interleave them.
+    plus = [d for d in out if d.startswith("+")]
+    minus = [d for d in out if d.startswith("-")]
+    merged: list[str] = []
+    for a, b in zip(plus, minus, strict=False):
+        merged += [a, b]
+    longer = plus if len(plus) > len(minus) else minus
+    merged += longer[min(len(plus), len(minus)):]
+    return tuple(merged)
+
+
+@dataclass(frozen=True)
+class PastRuns:
+    """Earlier runtimes of one job (or workflow), oldest first, and the serialized text of
+    the configuration the latest of them ran (None when unknown)."""
+
+    runtimes: tuple[float, ...]
+    previous_text: str | None = None
+    span_days: float | None = None  # from the first to the last of these runs
+
+    def history_for(self, current_text: str) -> History | None:
+        diff = None if self.previous_text is None else config_diff(self.previous_text, current_text)
+        return History.of(self.runtimes, diff)
+
+
+@dataclass
+class HistoryIndex:
+    """Past runs available at prediction time, keyed the way users see jobs: by workflow
+    path and job display name (per job), and by workflow path (whole workflow)."""
+
+    jobs: dict[tuple[str, str], PastRuns]
+    workflows: dict[str, PastRuns]
+    source: str = ""
+
+    def for_job(self, workflow_path: str, job_name: str) -> PastRuns | None:
+        return self.jobs.get((workflow_path, job_name))
+
+    def for_workflow(self, workflow_path: str) -> PastRuns | None:
+        return self.workflows.get(workflow_path)

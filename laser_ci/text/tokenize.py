@@ -1,0 +1,231 @@
+"""The text tokenizer: a byte-level BPE trained on workflow YAML, and the prompt layout.
+
+* Pre-tokenization splits every digit into its own piece (so every digit is one token, in
+  the input and in the generated number) and then applies GPT-2 byte-level splitting, which
+  keeps newlines and indentation as tokens (``\\n`` + spaces merge into indentation tokens).
+  ``decode(encode(text)) == text`` for any text.
+* Special tokens: ``<pad>`` (0), ``<eos>`` (1; also the document separator and the first
+  token of every prompt) and ``<sep>`` (2; closes the input, the output skeleton follows).
+
+The prompt layout is shared by training (:mod:`laser_ci.training.train`) and inference
+(:mod:`laser_ci.predictors.decode`), so both build token ids through :class:`PromptCodec`::
+
+    <eos> text-ids history-ids <sep> {"runtime_s": " d . d d e s d d "}
+
+``history-ids`` is the serializer's history block moved to the end of the prompt, its
+median last (the nearest number to the output); ``text-ids`` is the rest of the text. Both
+together hold at most ``max_prompt_tokens`` ids: a longer text keeps its head and the start
+of its last line (the serializer's ``repo:`` profile line).
+
+What a warm prompt's output means is the model's ``warm_target``:
+
+* ``runtime``: the runtime in seconds, like a cold prompt's;
+* ``ratio``: ``RATIO_CENTER`` (√10) times the runtime over the history median, i.e. the
+  runtime divided by :meth:`PromptCodec.reference`; the prompt's ``p10``, ``p90`` and
+  ``latest`` are written the same way (:func:`laser_ci.text.history.relative_history_line`).
+  The model then writes how the next run departs from its history instead of copying
+  digits, and its samples are multiplied back at inference (:mod:`laser_ci.predictors.lm`). The
+  factor puts "as long as the median" (``3.16e+00``) in the middle of one decade, so every
+  ratio from 0.32 to 3.16 has the exponent ``+00`` and the first digit the model writes
+  orders them (unscaled, 0.95 and 1.05 would be ``9.50e-01`` and ``1.05e+00``).
+
+Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
+to them), and each generated position is exactly one token. This module imports only
+``tokenizers`` (no torch).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from laser_ci.text.history import parse_history, relative_history_line, split_history_block
+from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
+
+PAD = "<pad>"
+EOS = "<eos>"
+SEP = "<sep>"
+SPECIAL_TOKENS = [PAD, EOS, SEP]
+DEFAULT_VOCAB_SIZE = 8192
+WARM_TARGETS = ("runtime", "ratio")
+RATIO_CENTER = math.sqrt(10.0)
+
+
+def pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+    """Digits split one by one, then byte-level (GPT-2 regex) splitting."""
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+
+
+def new_tokenizer() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizer()
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def train_tokenizer(
+    texts: Iterable[str],
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = 2,
+    show_progress: bool = False,
+) -> Tokenizer:
+    """Train the BPE on ``texts`` (an iterable of documents)."""
+    tok = new_tokenizer()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=show_progress,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    for i, s in enumerate(SPECIAL_TOKENS):
+        assert tok.token_to_id(s) == i, (s, tok.token_to_id(s))
+    return tok
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Load a tokenizer saved with ``Tokenizer.save`` (a ``tokenizer.json``)."""
+    tok = Tokenizer.from_file(str(path))
+    for i, s in enumerate(SPECIAL_TOKENS):
+        if tok.token_to_id(s) != i:
+            raise ValueError(f"{path}: special token {s} is not id {i}")
+    return tok
+
+
+@dataclass
+class PromptCodec:
+    """Turns (text, runtime) into token ids, the same way for training and inference."""
+
+    tokenizer: Tokenizer
+    codec: NumberCodec = DEFAULT_CODEC
+    max_prompt_tokens: int = 512
+    last_line_tokens: int = 96
+    warm_target: str = "runtime"  # see the module doc
+    # filled in __post_init__
+    pad_id: int = field(init=False)
+    eos_id: int = field(init=False)
+    sep_id: int = field(init=False)
+    token_ids: dict[str, int] = field(init=False)  # codec token -> vocab id
+    pieces: list[list[int] | int] = field(init=False)  # skeleton: fixed ids or a slot index
+
+    def __post_init__(self) -> None:
+        if self.warm_target not in WARM_TARGETS:
+            raise ValueError(f"warm_target {self.warm_target!r}: expected one of {WARM_TARGETS}")
+        t = self.tokenizer
+        self.pad_id, self.eos_id, self.sep_id = (t.token_to_id(s) for s in SPECIAL_TOKENS)
+        self.token_ids = {}
+        for s in self.codec.all_tokens():
+            ids = t.encode(s, add_special_tokens=False).ids
+            if len(ids) != 1:
+                raise ValueError(f"codec token {s!r} is not a single token: {ids}")
+            self.token_ids[s] = ids[0]
+        self.pieces = [
+            t.encode(p, add_special_tokens=False).ids if isinstance(p, str) else p
+            for p in self.codec.skeleton()
+        ]
+
+    @property
+    def id_to_token(self) -> dict[int, str]:
+        return {i: s for s, i in self.token_ids.items()}
+
+    # ---- prompt ------------------------------------------------------------------------------
+
+    def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
+        """The input part of each prompt: ``<eos> body history <sep>``, at most
+        ``max_prompt_tokens`` ids between ``<eos>`` and ``<sep>``.
+
+        The serializer's history block (:func:`laser_ci.text.history.split_history_block`) moves
+        to the end, next to the output, so that copying from the history is a fixed-offset
+        lookup. It keeps its ``history:`` line whole (its end, should that exceed half the
+        budget) and its diff while the block fits a third of the budget; the body gets the
+        rest. A longer body keeps its head and the start of its
+        last line (at most ``last_line_tokens``; the serializer ends with the ``repo:``
+        profile line)."""
+        parts = [split_history_block(t) for t in texts]
+        if self.warm_target == "ratio":
+            def relative(block: list[str]) -> list[str]:
+                line = relative_history_line(block[-1], self.codec.to_string, RATIO_CENTER)
+                return [*block[:-1], line]
+
+            parts = [(b, relative(block) if block else block) for b, block in parts]
+        bodies = [b.rstrip("\n") if block else b for b, block in parts]
+        config_texts = ["".join("\n" + line for line in block[:-1]) for _, block in parts]
+        encode = self.tokenizer.encode_batch
+        encs = encode(bodies, add_special_tokens=False)
+        configs = encode(config_texts, add_special_tokens=False)
+        numbers = encode(["\n" + block[-1] if block else "" for _, block in parts],
+                         add_special_tokens=False)
+        out = []
+        n = self.max_prompt_tokens
+        for body, enc, cfg, cfg_text, num in zip(bodies, encs, configs, config_texts, numbers,
+                                                  strict=True):
+            tail = num.ids[-(n // 2):]  # whole in practice (~50 ids); its end if n is tiny
+            tail = self._whole_lines(cfg, cfg_text, n // 3 - len(tail)) + tail
+            out.append([self.eos_id, *self._fit(body, enc, n - len(tail)), *tail, self.sep_id])
+        return out
+
+    @staticmethod
+    def _whole_lines(enc: object, text: str, n: int) -> list[int]:
+        """The ids of the lines of ``text`` (each starting with a newline) that fit in ``n``."""
+        ids: list[int] = enc.ids  # type: ignore[attr-defined]
+        if len(ids) <= n:
+            return ids
+        offsets = enc.offsets  # type: ignore[attr-defined]
+        k = max((i for i in range(1, max(n, 0) + 1) if text[offsets[i][0]] == "\n"), default=0)
+        return ids[:k]
+
+    def _fit(self, text: str, enc: object, n: int) -> list[int]:
+        ids: list[int] = enc.ids  # type: ignore[attr-defined]
+        if len(ids) <= n:
+            return ids
+        start = text.rstrip("\n").rfind("\n") + 1  # where the last line begins
+        offsets = enc.offsets  # type: ignore[attr-defined]
+        k = next((i for i, (a, _b) in enumerate(offsets) if a >= start - 1), len(ids))
+        tail = ids[k : k + min(self.last_line_tokens, n // 4)] if k > n // 2 else []
+        return ids[: n - len(tail)] + tail
+
+    def skeleton_prefix(self) -> list[int]:
+        """The fixed ids before the first generated position (``{"runtime_s": "``)."""
+        out: list[int] = []
+        for p in self.pieces:
+            if isinstance(p, int):
+                break
+            out.extend(p)
+        return out
+
+    def reference(self, text: str) -> float | None:
+        """What the output of ``text``'s prompt is relative to: its history median over
+        ``RATIO_CENTER`` when the model's ``warm_target`` is ``ratio`` and the text has a
+        history block; else None (the output is the runtime itself)."""
+        if self.warm_target != "ratio":
+            return None
+        h = parse_history(text)
+        return h["median"] / RATIO_CENTER if h is not None and h["median"] > 0 else None
+
+    def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:
+        """The skeleton ids for ``value`` (divided by ``reference``, if given) after the
+        prompt, and which ones are generated."""
+        tokens = self.codec.to_tokens(value / reference if reference else value)
+        ids: list[int] = []
+        generated: list[bool] = []
+        for p in self.pieces:
+            if isinstance(p, int):
+                ids.append(self.token_ids[tokens[p]])
+                generated.append(True)
+            else:
+                ids.extend(p)
+                generated.extend([False] * len(p))
+        return ids, generated
+
+    def decode_output(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)

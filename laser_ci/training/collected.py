@@ -1,0 +1,65 @@
+"""A collected folder (what `laser-ci collect` writes) as the past runs `estimate --history` reads."""
+
+from __future__ import annotations
+
+import os
+
+from laser_ci.text.history import HistoryIndex, PastRuns
+from laser_ci.training.example import Example
+from laser_ci.training.history import parse_time
+
+
+def load_history_index(
+    data_dir: str | os.PathLike[str], repo: str | None = None, *, success_only: bool = False
+) -> HistoryIndex:
+    """Past runs of one repository from a folder in the ``gha-runs`` format (what
+    ``laser-ci collect`` writes), for ``laser-ci estimate --history``.
+
+    Per (workflow path, job display name): the per-job ``run_time_s`` of the runs (the
+    collected ``jobs`` whose name matches one job of the workflow file at that run, or the
+    run's time when its workflow expands to one job), ordered by ``commit_date`` (oldest
+    first; undated runs first), and ``previous_text``: that job serialized from the latest
+    run's files. Per workflow path: the runs' totals and the latest run's workflow text.
+    ``repo`` picks one repository when the folder holds several (an error otherwise).
+    """
+    from laser_ci.training.examples import load_examples
+
+    try:
+        examples = load_examples(data_dir, cache=False, history=False)
+    except FileNotFoundError as exc:
+        raise ValueError(f"--history {data_dir}: not a collected folder ({exc})") from exc
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
+    repos = sorted({e.repo for e in examples})
+    if repo is not None:
+        examples = [e for e in examples if e.repo == repo]
+    elif len(repos) > 1:
+        raise ValueError(f"--history {data_dir} holds {len(repos)} repositories "
+                         f"({', '.join(repos[:3])}{', ...' if len(repos) > 3 else ''}); "
+                         "collect one repository per folder")
+    if success_only:
+        examples = [e for e in examples if e.conclusion == "success"]
+    order = sorted(range(len(examples)),
+                   key=lambda i: (parse_time(examples[i].commit_date) or float("-inf"), i))
+    jobs: dict[tuple[str, str], list[Example]] = {}
+    workflows: dict[str, list[Example]] = {}
+    for i in order:
+        e = examples[i]
+        if e.kind == "job" and e.job_name is not None:
+            jobs.setdefault((e.workflow_path, e.job_name), []).append(e)
+        elif e.kind == "workflow":
+            workflows.setdefault(e.workflow_path, []).append(e)
+
+    def past(runs: list[Example]) -> PastRuns:
+        once = list({e.run_id: e for e in runs}.values())  # one entry per run
+        times = [t for e in once if (t := parse_time(e.commit_date)) is not None]
+        span = (max(times) - min(times)) / 86400 if len(times) > 1 else None
+        return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span)
+
+    return HistoryIndex(
+        jobs={k: past(v) for k, v in jobs.items()},
+        workflows={k: past(v) for k, v in workflows.items()},
+        source=str(data_dir),
+    )
+
+

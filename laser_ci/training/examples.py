@@ -1,0 +1,391 @@
+"""Training and evaluation examples from CI history in the ``gha-runs`` format.
+
+A data folder (the shared ``gha-runs`` set, or anything ``laser-ci collect`` writes) holds
+gzip-compressed (or plain) JSON Lines files:
+
+- ``runs.jsonl[.gz]``: one labeled workflow run: ``id``, ``repo``, ``workflow_path``, ``sha``,
+  ``commit_date``, ``event``, ``branch``, ``conclusion``, ``run_time_s`` (the label: summed job
+  seconds), ``files`` (``{path: blob id}`` for every workflow/action file at that commit),
+  ``repo_profile`` and optionally ``jobs`` (``[{"name", "run_time_s", "conclusion", ...}]``,
+  per-job timings written by ``collect``).
+- ``blobs.jsonl[.gz]``: ``{"id", "text"}`` file texts.
+- ``corpus.jsonl[.gz]``: ``{"repo", "path", "blob"}`` unlabeled workflow versions.
+
+:func:`load_examples` turns every run with ``run_time_s > 0`` into examples of two kinds:
+
+- ``workflow``: one per run; text = ``serialize_workflow``; label = ``run_time_s``. Runs whose
+  workflow file cannot be read (invalid YAML, ...) still give a ``workflow`` example whose
+  text is a fallback serialization of the raw file (``Example.fallback`` is True), so every
+  run is evaluated.
+- ``job``: one per run whose workflow expands to exactly one job instance (then
+  ``run_time_s`` is that job's runtime), plus, for runs with collected ``jobs``, one per
+  reader job instance whose display name equals a collected job name (label: that job's
+  ``run_time_s``; ``conclusion``: that job's conclusion when given).
+
+History (:mod:`laser_ci.training.history`): every example also carries its causal history,
+the earlier runs (strictly earlier ``commit_date``) of the same repository, workflow file,
+kind and job display name: ``history`` (None without earlier runs), ``changed`` (the
+workflow file's blob differs from the latest earlier run's) and ``text_warm`` (the text
+serialized with the history block; ``text`` is always the cold-start text, ``history:
+none``). ``load_examples(..., history=False)`` leaves the three fields None.
+
+Splits are by repository, never by row: :func:`split_of` hashes ``owner/name`` with SHA-256
+and sends the repository to ``val`` when the first 8 hex digits, as an integer, mod 100 are
+below 20 (about 20% of repositories; on the shared set 74 of 326 labeled repos, 1,081 of
+4,227 runs). The split of a repository never changes, whatever folder it appears in.
+
+Parsing and serializing every run takes a while, so :func:`load_examples` caches its result
+under ``$LASER_CI_CACHE`` (default ``~/.cache/laser-ci``), keyed by the data files' sizes and
+mtimes and by the source of the modules that produce the text (the 8 newest caches are
+kept); ``cache=False`` skips it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from laser_ci.training.example import KINDS, Example, filter_split
+
+if TYPE_CHECKING:
+    pass
+
+_CACHE_VERSION = 2
+
+
+# --- splits ------------------------------------------------------------------------------
+
+
+# --- raw files ---------------------------------------------------------------------------
+
+
+def _data_file(data_dir: str | os.PathLike[str], stem: str, required: bool = True) -> Path | None:
+    d = Path(data_dir)
+    for name in (f"{stem}.jsonl.gz", f"{stem}.jsonl"):
+        p = d / name
+        if p.is_file():
+            return p
+    if required:
+        raise FileNotFoundError(f"{d}: no {stem}.jsonl.gz or {stem}.jsonl")
+    return None
+
+
+def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+        for line in f:
+            line = line.strip()
+            if line:
+                yield json.loads(line)
+
+
+def load_runs(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every row of ``runs.jsonl[.gz]`` as a dict (file ``files`` map still blob ids)."""
+    return list(_iter_jsonl(_data_file(data_dir, "runs")))  # type: ignore[arg-type]
+
+
+def load_blobs(
+    data_dir: str | os.PathLike[str], ids: Iterable[str] | None = None
+) -> dict[str, str]:
+    """Blob texts by id; only ``ids`` when given (the blob file is large)."""
+    path = _data_file(data_dir, "blobs", required=False)
+    if path is None:
+        return {}
+    wanted = set(ids) if ids is not None else None
+    out: dict[str, str] = {}
+    for row in _iter_jsonl(path):
+        bid = str(row.get("id"))
+        if wanted is None or bid in wanted:
+            out[bid] = row.get("text") or ""
+    return out
+
+
+def load_corpus(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows of ``corpus.jsonl[.gz]`` (``repo``, ``path``, ``blob``); empty when absent."""
+    path = _data_file(data_dir, "corpus", required=False)
+    return list(_iter_jsonl(path)) if path else []
+
+
+def run_files(run: dict[str, Any], blobs: dict[str, str]) -> dict[str, str]:
+    """The run's ``{path: text}`` with blob ids resolved (unknown blobs are left out)."""
+    files = run.get("files") or {}
+    return {p: blobs[b] for p, b in files.items() if b in blobs}
+
+
+def _runtime(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+# --- examples ----------------------------------------------------------------------------
+
+
+def fallback_text(path: str, raw: str | None, profile: Any = None) -> str:
+    """Text for a workflow the reader could not read: the serializer's raw form if it has
+    one, else ``task: workflow`` followed by the raw file."""
+    try:
+        from laser_ci.text import serialize
+
+        for name in ("serialize_raw", "serialize_raw_workflow", "serialize_unparsed"):
+            fn = getattr(serialize, name, None)
+            if callable(fn):
+                return fn(path, raw or "", profile)
+    except ImportError:
+        pass
+    return f"task: workflow\npath: {path}\n{raw or ''}".rstrip() + "\n"
+
+
+def examples_from_run(
+    run: dict[str, Any],
+    files: dict[str, str],
+    kinds: Sequence[str] = KINDS,
+    read_cache: dict[Any, list[Any]] | None = None,
+    renderers: list[Any] | None = None,
+) -> list[Example]:
+    """The examples one run gives (none when ``run_time_s <= 0``). ``read_cache`` shares
+    reader results between runs with the same files (keyed by path and blob ids). With
+    ``renderers``, one function per example is appended to it: ``history -> text``, the
+    example's job or workflow serialized again with that history block."""
+    from laser_ci.text.serialize import serialize_job, serialize_raw, serialize_workflow
+    from laser_ci.workflows.model import RepoProfile
+    from laser_ci.workflows.parse import read_workflows
+
+    runtime = _runtime(run.get("run_time_s"))
+    if runtime <= 0:
+        return []
+    path = str(run.get("workflow_path") or "")
+    base = dict(
+        repo=str(run.get("repo") or ""),
+        workflow_path=path,
+        conclusion=str(run.get("conclusion") or ""),
+        commit_date=str(run.get("commit_date") or ""),
+        run_id=str(run.get("id") or ""),
+        sha=str(run.get("sha") or ""),
+        event=run.get("event"),
+    )
+    profile = RepoProfile.from_json(run.get("repo_profile"))
+    key = (path, tuple(sorted((run.get("files") or {}).items())))
+    workflows = read_cache.get(key) if read_cache is not None else None
+    if workflows is None:
+        try:
+            workflows, _errors = read_workflows(files, [path])
+        except Exception:  # a reader bug must not lose the run
+            workflows = []
+        if read_cache is not None:
+            read_cache[key] = workflows
+    wf = next((w for w in workflows if w.path == path), workflows[0] if workflows else None)
+    out: list[Example] = []
+
+    def render(fn: Any) -> None:
+        if renderers is not None:
+            renderers.append(fn)
+
+    if wf is None or not wf.jobs:
+        if "workflow" in kinds:
+            raw = files.get(path)
+            text = fallback_text(path, raw, profile)
+            out.append(Example(text=text, runtime_s=runtime, kind="workflow", fallback=True, **base))
+            render(lambda h: serialize_raw(path, raw or "", profile, history=h))
+        return out
+    if "workflow" in kinds:
+        text = serialize_workflow(wf, profile)
+        out.append(Example(text=text, runtime_s=runtime, kind="workflow", **base))
+        render(lambda h: serialize_workflow(wf, profile, history=h))
+    if "job" in kinds:
+        collected = [j for j in run.get("jobs") or [] if isinstance(j, dict)]
+        if collected:
+            by_name: dict[str, list[dict[str, Any]]] = {}
+            for j in collected:
+                by_name.setdefault(str(j.get("name")), []).append(j)
+            for job in wf.jobs:
+                matches = by_name.get(job.name) or []
+                if len(matches) != 1:  # unmatched or ambiguous display name
+                    continue
+                j = matches[0]
+                t = _runtime(j.get("run_time_s"))
+                if t <= 0:
+                    continue
+                jb = dict(base, conclusion=str(j.get("conclusion") or base["conclusion"]))
+                out.append(
+                    Example(
+                        text=serialize_job(job, wf, profile),
+                        runtime_s=t,
+                        kind="job",
+                        job_name=job.name,
+                        **jb,
+                    )
+                )
+                render(lambda h, job=job: serialize_job(job, wf, profile, history=h))
+        elif len(wf.jobs) == 1:
+            job = wf.jobs[0]
+            out.append(
+                Example(
+                    text=serialize_job(job, wf, profile),
+                    runtime_s=runtime,
+                    kind="job",
+                    job_name=job.name,
+                    **base,
+                )
+            )
+            render(lambda h: serialize_job(job, wf, profile, history=h))
+    return out
+
+
+def _cache_key(data_dir: Path, kinds: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    h.update(f"v{_CACHE_VERSION}|{data_dir.resolve()}|{','.join(sorted(kinds))}".encode())
+    for stem in ("runs", "blobs"):
+        p = _data_file(data_dir, stem, required=False)
+        if p is not None:
+            st = p.stat()
+            h.update(f"|{p.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for p in _text_sources():
+        name = p.relative_to(Path(__file__).resolve().parents[1]).as_posix()
+        h.update(name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _text_sources(roots: Sequence[str] = ("training.examples", "workflows.parse", "text.serialize"),
+                  ) -> list[Path]:
+    """Source files of the modules that turn a run into text, and every ``laser_ci``
+    module they import (transitively), sorted. Names are dotted, relative to ``laser_ci``."""
+    import ast
+
+    pkg = Path(__file__).resolve().parents[1]
+
+    def file_of(name: str) -> Path | None:
+        path = pkg.joinpath(*name.split("."))
+        for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    seen: dict[str, Path] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        path = file_of(name) if name else None
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and (
+                    node.module == "laser_ci" or node.module.startswith("laser_ci.")):
+                base = node.module.removeprefix("laser_ci").lstrip(".")
+                todo.append(base)
+                todo.extend(f"{base}.{a.name}".lstrip(".") for a in node.names)
+            elif isinstance(node, ast.Import):
+                todo.extend(a.name.removeprefix("laser_ci.") for a in node.names
+                            if a.name.startswith("laser_ci."))
+    return sorted(seen.values())
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("LASER_CI_CACHE") or Path.home() / ".cache" / "laser-ci")
+
+
+def _prune_cache(folder: Path, keep: int = 8) -> None:
+    """Keep the ``keep`` most recently written example caches."""
+    files = sorted(folder.glob("examples-*.jsonl.gz"), key=lambda p: p.stat().st_mtime)
+    for old in files[:-keep]:
+        old.unlink(missing_ok=True)
+
+
+def load_examples(
+    data_dir: str | os.PathLike[str],
+    *,
+    kinds: Sequence[str] = KINDS,
+    split: str = "all",
+    cache: bool = True,
+    history: bool = True,
+) -> list[Example]:
+    """Every example of the folder (see the module doc), in run order, optionally one split.
+
+    ``history``: fill ``history``, ``changed`` and ``text_warm`` from the earlier runs in
+    the same folder (:func:`laser_ci.training.history.attach_history`); False leaves them None
+    (and, without the cache, skips the work)."""
+    for k in kinds:
+        if k not in KINDS:
+            raise ValueError(f"unknown kind {k!r}; expected {KINDS}")
+    d = Path(data_dir)
+    examples: list[Example] | None = None
+    # the cache holds every kind, with history; the requested kinds are picked below
+    cache_path = _cache_dir() / f"examples-{_cache_key(d, KINDS)}.jsonl.gz" if cache else None
+    if cache_path is not None and cache_path.is_file():
+        try:
+            examples = [_from_row(row) for row in _iter_jsonl(cache_path)]
+        except (OSError, ValueError, TypeError, KeyError):
+            examples = None
+    if examples is None:
+        runs = load_runs(d)
+        needed = {b for r in runs for b in (r.get("files") or {}).values()}
+        blobs = load_blobs(d, needed)
+        examples = []
+        renderers: list[Any] = []
+        read_cache: dict[Any, list[Any]] = {}
+        for run in runs:
+            examples.extend(
+                examples_from_run(run, run_files(run, blobs), KINDS, read_cache, renderers)
+            )
+        if history or cache_path is not None:
+            from laser_ci.training.history import attach_history
+
+            examples = attach_history(examples, workflow_blobs(runs), renderers)
+        if cache_path is not None:
+            try:
+                cache_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache_path.with_suffix(f".tmp{os.getpid()}")
+                with gzip.open(tmp, "wt", encoding="utf-8") as f:
+                    for e in examples:
+                        f.write(json.dumps(asdict(e), ensure_ascii=False) + "\n")
+                tmp.replace(cache_path)
+                _prune_cache(cache_path.parent)
+            except OSError:
+                pass
+    out = [e for e in filter_split(examples, split) if e.kind in kinds]
+    if not history:
+        out = [replace(e, history=None, text_warm=None, changed=None)
+               if e.history is not None else e for e in out]
+    return out
+
+
+def workflow_blobs(runs: Iterable[dict[str, Any]]) -> dict[str, str | None]:
+    """Run id -> blob id of the run's workflow file (None when not recorded)."""
+    return {str(r.get("id") or ""): (r.get("files") or {}).get(str(r.get("workflow_path") or ""))
+            for r in runs}
+
+
+def _from_row(row: dict[str, Any]) -> Example:
+    from laser_ci.text.history import History
+
+    h = row.get("history")
+    if h is not None:
+        diff = h.get("diff")
+        row = dict(row, history=History(tuple(h["runtimes"]),
+                                        None if diff is None else tuple(diff)))
+    return Example(**row)
+
+
+def summarize(examples: Sequence[Example]) -> dict[str, int]:
+    """Counts for reports: examples by kind, runs, fallbacks, success examples."""
+    return {
+        "examples": len(examples),
+        "job": sum(e.kind == "job" for e in examples),
+        "workflow": sum(e.kind == "workflow" for e in examples),
+        "runs": len({e.run_id for e in examples}),
+        "repos": len({e.repo for e in examples}),
+        "fallback": sum(e.fallback for e in examples),
+        "success": sum(e.conclusion == "success" for e in examples),
+    }

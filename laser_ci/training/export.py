@@ -1,0 +1,429 @@
+"""Export a trained model to the shipped artifact: ONNX with a KV cache, int8, tokenizer, config.
+
+Steps (:func:`export_model`):
+
+1. ``optimum`` exports the transformers model as ``text-generation-with-past`` (inputs
+   ``input_ids``, ``attention_mask``, ``position_ids``, ``past_key_values.{i}.key/value``;
+   outputs ``logits``, ``present.{i}.key/value``).
+2. Graph surgery. Attention (:func:`use_attention_bias`): the masks become one additive
+   ``attention_bias`` input, so the decoding loop can lay a job's samples out as branches
+   of one sequence (tree attention) that share the prompt's KV cache. LM head
+   (:func:`restrict_head`): the loop only reads the tokens the number codec can emit
+   (digits and signs), so the head becomes ``MatMul(W[:, ids])`` with logits
+   ``[batch, seq, 12]`` instead of ``[batch, seq, vocab]``. The full-vocabulary graph that
+   naive decoding needs (benchmarks only) keeps every column for the last position only.
+3. ``onnxruntime.quantization.quantize_dynamic`` to int8 (weights only: ``MatMulConstBOnly``;
+   the tiny head stays fp32; extra nodes can be kept fp32 with ``fp32_nodes``).
+4. ``laser.json`` (see :mod:`laser_ci.predictors.lm`) with the sha256 of every file, so a corrupt or
+   mismatched artifact fails at load time.
+
+Needs the ``train`` extra (torch, transformers, optimum, optimum-onnx); inference does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from laser_ci.predictors.lm import CONFIG_NAME, FORMAT_VERSION, MODEL_FILE, TOKENIZER_FILE
+
+INT64_MAX = np.iinfo(np.int64).max
+HEAD_NODE_OUTPUT = "logits"
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---- 1. optimum export ---------------------------------------------------------------------
+
+
+def optimum_export(hf_dir: str | Path, out_dir: str | Path, *, validate: bool = True) -> Path:
+    """``text-generation-with-past`` export of a saved transformers model; returns model.onnx."""
+    from optimum.exporters.onnx import main_export
+
+    for name in ("optimum", "transformers", "torch.onnx"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        main_export(
+            str(hf_dir),
+            output=str(out_dir),
+            task="text-generation-with-past",
+            device="cpu",
+            do_validation=validate,
+            local_files_only=True,
+        )
+    path = Path(out_dir) / "model.onnx"
+    if not path.is_file():
+        raise RuntimeError(f"optimum wrote no model.onnx into {out_dir}")
+    return path
+
+
+# ---- 2. head surgery -----------------------------------------------------------------------
+
+
+def _initializer(graph: Any, name: str) -> Any | None:
+    return next((i for i in graph.initializer if i.name == name), None)
+
+
+def _head_weight(graph: Any, name: str) -> tuple[np.ndarray, list[Any]]:
+    """The ``[hidden, vocab]`` head weight feeding the logits MatMul, and the nodes that only
+    produce it (a Transpose of the tied embedding, as optimum writes tied weights)."""
+    from onnx import numpy_helper
+
+    init = _initializer(graph, name)
+    if init is not None:
+        return numpy_helper.to_array(init), []
+    prod = next((n for n in graph.node if name in n.output), None)
+    if prod is not None and prod.op_type == "Transpose":
+        src = _initializer(graph, prod.input[0])
+        perm = [a.ints for a in prod.attribute if a.name == "perm"]
+        if src is not None and (not perm or list(perm[0]) == [1, 0]):
+            return numpy_helper.to_array(src).T, [prod]
+    raise ValueError(f"cannot find the LM head weight {name!r} in the graph")
+
+
+def restrict_head(model: Any, token_ids: Sequence[int] | None, *, last_only: bool = True) -> Any:
+    """Rewrite the LM head of an optimum decoder graph in place (and return it).
+
+    ``last_only``: logits for the last position only (``[batch, 1, n]``).
+    ``token_ids``: keep only these vocabulary rows, in this order (``n = len(token_ids)``);
+    ``None`` keeps the whole vocabulary.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    idx, node = next(
+        (i, n) for i, n in enumerate(g.node) if HEAD_NODE_OUTPUT in n.output
+    )
+    if node.op_type != "MatMul":
+        raise ValueError(f"logits come from {node.op_type}, expected MatMul")
+    hidden, w_name = node.input[0], node.input[1]
+    new_nodes = []
+    if last_only:
+        consts = {
+            "laser_head_starts": np.array([-1], dtype=np.int64),
+            "laser_head_ends": np.array([INT64_MAX], dtype=np.int64),
+            "laser_head_axes": np.array([1], dtype=np.int64),
+        }
+        for k, v in consts.items():
+            g.initializer.append(numpy_helper.from_array(v, k))
+        new_nodes.append(
+            helper.make_node(
+                "Slice",
+                [hidden, *consts],
+                ["laser_head_last_hidden"],
+                name="laser_head_last",
+            )
+        )
+        node.input[0] = "laser_head_last_hidden"
+    n_out: int | None = None
+    if token_ids is not None:
+        w, producers = _head_weight(g, w_name)
+        ids = np.asarray(list(token_ids), dtype=np.int64)
+        if ids.min() < 0 or ids.max() >= w.shape[1]:
+            raise ValueError("head token id out of range")
+        sel = np.ascontiguousarray(w[:, ids]).astype(np.float32)
+        g.initializer.append(numpy_helper.from_array(sel, "laser_head_weight"))
+        node.input[1] = "laser_head_weight"
+        n_out = len(ids)
+        still_used = {i for n in g.node for i in n.input}
+        for p in producers:
+            if not any(o in still_used for o in p.output):
+                g.node.remove(p)
+        still_used = {i for n in g.node for i in n.input}
+        if w_name not in still_used:
+            init = _initializer(g, w_name)
+            if init is not None:
+                g.initializer.remove(init)
+        idx = next(i for i, n in enumerate(g.node) if HEAD_NODE_OUTPUT in n.output)
+    for k, n in enumerate(new_nodes):
+        g.node.insert(idx + k, n)
+    out = next(o for o in g.output if o.name == HEAD_NODE_OUTPUT)
+    dims = out.type.tensor_type.shape.dim
+    if last_only:
+        dims[1].ClearField("dim_param")
+        dims[1].dim_value = 1
+    if n_out is not None:
+        dims[2].ClearField("dim_param")
+        dims[2].dim_value = n_out
+    onnx.checker.check_model(model)
+    return model
+
+
+def _const_value(graph: Any, name: str) -> np.ndarray | None:
+    from onnx import numpy_helper
+
+    init = _initializer(graph, name)
+    if init is not None:
+        return numpy_helper.to_array(init)
+    prod = next((n for n in graph.node if name in n.output), None)
+    if prod is not None and prod.op_type == "Constant":
+        for a in prod.attribute:
+            if a.name == "value":
+                return numpy_helper.to_array(a.t)
+    return None
+
+
+def prune(graph: Any) -> None:
+    """Drop nodes (and initializers) nothing reaches the graph outputs through."""
+    needed = {o.name for o in graph.output}
+    keep = []
+    for n in reversed(list(graph.node)):
+        if any(o in needed for o in n.output):
+            keep.append(n)
+            needed.update(i for i in n.input if i)
+            for a in n.attribute:  # subgraphs (If/Loop) read outer names
+                for sub in [a.g, *a.graphs]:
+                    needed.update(i for sn in sub.node for i in sn.input)
+    keep.reverse()
+    del graph.node[:]
+    graph.node.extend(keep)
+    unused = [i for i in graph.initializer if i.name not in needed]
+    for i in unused:
+        graph.initializer.remove(i)
+
+
+BIAS_INPUT = "attention_bias"
+
+
+def use_attention_bias(model: Any) -> dict[str, int]:
+    """Replace the graph's own attention masking by an additive ``attention_bias`` input
+    (``float32 [batch, 1, new tokens, past + new tokens]``: 0 where a query may attend, a
+    large negative number elsewhere), in place.
+
+    optimum's export of SDPA attention builds a causal + padding mask from
+    ``attention_mask`` and, in every layer, turns it into ``0/-inf`` with a ``Where``, adds it
+    to the scores and guards the softmax with ``Where(IsNaN(p), 0, p)``. With the bias as an
+    input the mask is computed once by the caller (cheaper), the NaN guard goes (a finite
+    bias never gives a NaN row), and the caller can express any attention pattern: the
+    decoding loop uses it for *tree attention*, where the samples of one job are branches of
+    one sequence that share the prompt's KV cache (:mod:`laser_ci.predictors.decode`). The
+    ``attention_mask`` input is removed when nothing else reads it.
+    """
+    from onnx import TensorProto, helper
+
+    g = model.graph
+    consumers: dict[str, list[Any]] = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    prod = {o: n for n in g.node for o in n.output}
+    guards = masks = 0
+    for sm in [n for n in g.node if n.op_type == "Softmax"]:
+        for isnan in [c for c in consumers.get(sm.output[0], []) if c.op_type == "IsNaN"]:
+            for w in [c for c in consumers.get(isnan.output[0], []) if c.op_type == "Where"]:
+                if w.input[0] == isnan.output[0] and w.input[2] == sm.output[0]:
+                    for c in consumers.get(w.output[0], []):
+                        for k, i in enumerate(c.input):
+                            if i == w.output[0]:
+                                c.input[k] = sm.output[0]
+                    guards += 1
+        add = prod.get(sm.input[0])
+        if add is None or add.op_type != "Add":
+            continue
+        for k in (0, 1):
+            where = prod.get(add.input[k])
+            if where is None or where.op_type != "Where":
+                continue
+            neg = _const_value(g, where.input[2])
+            zero = _const_value(g, where.input[1])
+            if neg is None or zero is None or not np.all(np.isneginf(neg)) or np.any(zero):
+                continue
+            add.input[k] = BIAS_INPUT
+            masks += 1
+    if not masks:
+        raise ValueError("found no attention mask to replace (unexpected export)")
+    n_layers = sum(1 for i in g.input if i.name.startswith("past_key_values.") and
+                   i.name.endswith(".key"))
+    if masks != n_layers:
+        raise ValueError(f"replaced {masks} attention masks for {n_layers} layers")
+    g.input.append(helper.make_tensor_value_info(
+        BIAS_INPUT, TensorProto.FLOAT,
+        ["batch_size", 1, "sequence_length", "past_sequence_length + sequence_length"]))
+    prune(g)
+    used = {i for n in g.node for i in n.input}
+    for inp in [i for i in g.input if i.name not in used]:
+        g.input.remove(inp)
+    return {"nan_guards_removed": guards, "masks_replaced": masks}
+
+
+# ---- 3. int8 -------------------------------------------------------------------------------
+
+
+def head_node_names(model: Any) -> list[str]:
+    return [n.name for n in model.graph.node if HEAD_NODE_OUTPUT in n.output]
+
+
+def quantize_int8(
+    src: str | Path, dst: str | Path, *, fp32_nodes: Sequence[str] = (), per_channel: bool = False
+) -> Path:
+    """Dynamic int8 quantization of the weight MatMuls (and the embedding Gather)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load(str(src))
+    exclude = sorted(set(fp32_nodes) | set(head_node_names(model)))
+    logging.getLogger("onnxruntime").setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quantize_dynamic(
+            str(src),
+            str(dst),
+            op_types_to_quantize=["MatMul", "Gather"],
+            weight_type=QuantType.QInt8,
+            per_channel=per_channel,
+            nodes_to_exclude=exclude,
+            extra_options={"MatMulConstBOnly": True},
+        )
+    return Path(dst)
+
+
+# ---- 4. the artifact -----------------------------------------------------------------------
+
+
+SHIPPED_FILES = (MODEL_FILE, TOKENIZER_FILE, "weights.safetensors", "hf_config.json")
+
+
+def copy_artifact(src: str | Path, dst: str | Path,
+                  files: Sequence[str] = SHIPPED_FILES) -> dict[str, Any]:
+    """Copy a model folder's ``files`` (checked against their sha256) and a ``laser.json``
+    that lists only them: what goes into the repository's ``model/lm``."""
+    src, dst = Path(src), Path(dst)
+    config = json.loads((src / CONFIG_NAME).read_text())
+    dst.mkdir(parents=True, exist_ok=True)
+    kept = {}
+    for name in files:
+        digest = config["files"].get(name)
+        if digest is None:
+            continue
+        if sha256_file(src / name) != digest:
+            raise ValueError(f"{src / name}: sha256 does not match {CONFIG_NAME}")
+        shutil.copyfile(src / name, dst / name)
+        kept[name] = digest
+    config["files"] = kept
+    (dst / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
+    return config
+
+
+def export_model(
+    model: Any,
+    tokenizer: Any,
+    out_dir: str | Path,
+    *,
+    max_prompt_tokens: int,
+    codec: Any = None,
+    warm_target: str = "runtime",
+    num_samples: int = 16,
+    sampling: str = "stratified",
+    int8: bool = True,
+    keep_fp32: bool = False,
+    full_vocab_graph: bool = False,
+    include_weights: bool = True,
+    fp32_nodes: Sequence[str] = (),
+    validate: bool = True,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the artifact folder for a trained ``LlamaForCausalLM`` and return its config.
+
+    Files: ``model.onnx`` (int8 unless ``int8=False``), ``tokenizer.json``, ``laser.json``;
+    optionally ``model.fp32.onnx`` (``keep_fp32``), ``model.full.onnx`` (full-vocabulary
+    head for naive decoding, fp32 or int8 like model.onnx) and ``weights.safetensors`` +
+    ``hf_config.json`` (fp16 torch weights, the base for ``laser-ci finetune``).
+    """
+    import onnx
+
+    from laser_ci.text.numbers import DEFAULT_CODEC
+    from laser_ci.text.tokenize import PromptCodec
+
+    codec = codec or DEFAULT_CODEC
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    prompt = PromptCodec(tokenizer, codec, max_prompt_tokens, warm_target=warm_target)
+    head_tokens = codec.all_tokens()
+    head_ids = [prompt.token_ids[t] for t in head_tokens]
+    files: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="laser-export-") as tmp:
+        tmp_path = Path(tmp)
+        hf_dir = tmp_path / "hf"
+        model = model.to("cpu").float().eval()
+        model.save_pretrained(str(hf_dir), safe_serialization=True)
+        raw = optimum_export(hf_dir, tmp_path / "onnx", validate=validate)
+        variants = {MODEL_FILE: head_ids}
+        if full_vocab_graph:
+            variants["model.full.onnx"] = None
+        for name, ids in variants.items():
+            m = onnx.load(str(raw))
+            use_attention_bias(m)
+            # the digits-only graph: logits at every new position (the decoding loop reads
+            # one per sample branch); the full-vocabulary graph: last position only
+            restrict_head(m, ids, last_only=ids is None)
+            fp32 = tmp_path / f"fp32-{name}"
+            onnx.save(m, str(fp32))
+            if keep_fp32 and name == MODEL_FILE:
+                shutil.copyfile(fp32, out / "model.fp32.onnx")
+                files["model.fp32.onnx"] = ""
+            if int8:
+                quantize_int8(fp32, out / name, fp32_nodes=fp32_nodes)
+            else:
+                shutil.copyfile(fp32, out / name)
+            files[name] = ""
+        if include_weights:
+            from safetensors.torch import save_file
+
+            state = {k: v.detach().to("cpu").half().contiguous() for k, v in model.state_dict().items()}
+            if getattr(model.config, "tie_word_embeddings", False):
+                state.pop("lm_head.weight", None)
+            save_file(state, str(out / "weights.safetensors"))
+            (out / "hf_config.json").write_text(model.config.to_json_string())
+            files["weights.safetensors"] = ""
+            files["hf_config.json"] = ""
+    tokenizer.save(str(out / TOKENIZER_FILE))
+    files[TOKENIZER_FILE] = ""
+    cfg = model.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    config: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "model": {
+            "architecture": type(model).__name__,
+            "vocab_size": cfg.vocab_size,
+            "hidden_size": cfg.hidden_size,
+            "num_hidden_layers": cfg.num_hidden_layers,
+            "num_attention_heads": cfg.num_attention_heads,
+            "num_key_value_heads": cfg.num_key_value_heads,
+            "head_dim": head_dim,
+            "parameters": int(sum(p.numel() for p in model.parameters())),
+            "int8": int8,
+        },
+        "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target},
+        "codec": {
+            "mantissa_digits": codec.mantissa_digits,
+            "exponent_digits": codec.exponent_digits,
+            "min_exponent": codec.min_exponent,
+            "max_exponent": codec.max_exponent,
+            "key": codec.key,
+        },
+        "head_tokens": head_tokens,
+        "head_token_ids": head_ids,
+        "decoding": {"num_samples": num_samples, "temperature": 1.0, "seed": 0,
+                     "sampling": sampling},
+        **(extra or {}),
+        "files": {name: sha256_file(out / name) for name in sorted(files)},
+    }
+    (out / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
+    return config

@@ -1,0 +1,241 @@
+"""A repository's own past runs: causal history for labeled examples, and the
+:class:`~laser_ci.text.history.HistoryIndex` of a folder written by ``laser-ci collect``.
+
+Causal history of one labeled example (training and ``laser-ci eval --history prior``):
+
+- its *earlier runs* are the examples of the same repository, workflow file, kind and (for
+  ``job`` examples) job display name whose ``commit_date`` is strictly earlier (parsed as
+  ISO 8601 with its offset; a run at the same instant is not history, nor is a run without
+  a date), one per run, oldest first; :class:`~laser_ci.text.history.History` keeps the last 20.
+  Per-job history therefore comes from the per-job labels (collected ``jobs``, or a run
+  whose workflow expands to one job instance) of earlier runs with the same display name.
+- every conclusion counts by default (``success_only=False``): a prediction is made
+  before anyone knows how the run ends. Measured on the shared set's ``val`` workflow runs
+  (log-MAE of the history median): all runs from all earlier runs 0.41 (952 runs with
+  history), from earlier successful runs only 0.51 (639: fewer runs have any); successful
+  runs from all earlier runs 0.30 (344), from earlier successful runs 0.20 (322). Success-
+  only history answers "how long if it passes" better, and everything else worse.
+- ``History.diff``: :func:`~laser_ci.text.history.config_diff` of the latest earlier run's text
+  and this run's text, both serialized without history (``()``: same configuration).
+- ``changed``: the workflow file's blob differs from the one the latest earlier run ran
+  (None when there is no earlier run).
+
+The example keeps its cold-start ``text`` (``history: none``); ``text_warm`` is the same
+job serialized with the history block, or None without earlier runs. One model serves both
+by training on both: :func:`training_texts`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from laser_ci.text.history import MAX_RUNS, History, config_diff
+
+if TYPE_CHECKING:
+    from laser_ci.training.example import Example
+
+REGIMES = ("none", "prior")
+SUBSETS = ("warm", "warm-changed", "cold")
+
+
+def parse_time(value: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 date (``Z`` or an offset); None if unreadable."""
+    if not value:
+        return None
+    text = str(value).strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:  # a naive date is taken as UTC
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+def history_key(e: Example) -> tuple[str, str, str, str | None]:
+    """Examples with the same key are runs of the same thing: repository, workflow file,
+    kind, and the job's display name for ``job`` examples."""
+    return (e.repo, e.workflow_path, e.kind, e.job_name if e.kind == "job" else None)
+
+
+def causal_histories(
+    examples: Sequence[Example],
+    blobs: Mapping[str, str | None] | None = None,
+    *,
+    success_only: bool = False,
+) -> list[tuple[History | None, bool | None]]:
+    """``(history, changed)`` of every example from the earlier runs among ``examples``
+    (see the module doc). ``blobs``: run id -> the workflow file's blob id at that run."""
+    blobs = blobs or {}
+    out: list[tuple[History | None, bool | None]] = [(None, None)] * len(examples)
+    groups: dict[tuple[Any, ...], list[tuple[float, str, int]]] = {}
+    for i, e in enumerate(examples):
+        when = parse_time(e.commit_date)
+        if when is not None and e.runtime_s > 0:
+            groups.setdefault(history_key(e), []).append((when, e.run_id, i))
+    for members in groups.values():
+        members.sort()  # by time, then run id: the input order does not matter
+        past: list[int] = []  # example indices, one per run, oldest first
+        seen_runs: set[str] = set()
+        j = 0
+        while j < len(members):
+            # all runs at the same instant see the same past, and not each other
+            k = j
+            while k < len(members) and members[k][0] == members[j][0]:
+                k += 1
+            for _, _, i in members[j:k]:
+                e = examples[i]
+                earlier = [p for p in past if not success_only
+                           or examples[p].conclusion == "success"][-MAX_RUNS:]
+                if not earlier:
+                    continue
+                last = examples[earlier[-1]]
+                hist = History.of([examples[p].runtime_s for p in earlier],
+                                  config_diff(last.text, e.text))
+                changed = blobs.get(last.run_id) != blobs.get(e.run_id)
+                out[i] = (hist, changed)
+            for _, _, i in members[j:k]:
+                if examples[i].run_id not in seen_runs:
+                    seen_runs.add(examples[i].run_id)
+                    past.append(i)
+            j = k
+    return out
+
+
+def attach_history(
+    examples: Sequence[Example],
+    blobs: Mapping[str, str | None] | None = None,
+    renderers: Sequence[Callable[[History], str] | None] | None = None,
+    *,
+    success_only: bool = False,
+) -> list[Example]:
+    """The examples with ``history``, ``changed`` and ``text_warm`` set. ``renderers[i]``
+    serializes example ``i`` again with a history block (the serializer's own budget
+    applies); without one the ``history: none`` line of ``text`` is replaced."""
+    out = []
+    for i, (e, (hist, changed)) in enumerate(
+        zip(examples, causal_histories(examples, blobs, success_only=success_only), strict=True)
+    ):
+        if hist is None:
+            out.append(replace(e, history=None, text_warm=None, changed=None))
+            continue
+        render = renderers[i] if renderers is not None else None
+        warm = render(hist) if render is not None else with_history_block(e.text, hist)
+        out.append(replace(e, history=hist, text_warm=warm, changed=changed))
+    return out
+
+
+def with_history_block(text: str, history: History | None) -> str:
+    """``text`` with its ``history: none`` line replaced by ``history``'s block (no
+    re-truncation: prefer serializing again when the job is at hand)."""
+    from laser_ci.text.history import history_lines
+
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line == "history: none":
+            return "\n".join(lines[:i] + history_lines(history) + lines[i + 1:])
+    return text
+
+
+def strip_history_block(text: str) -> str:
+    """``text`` with its history block replaced by ``history: none`` (the cold text)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_diff = False
+    for line in lines:
+        if line.startswith("history: "):
+            out.append("history: none")
+            in_diff = False
+            continue
+        if line.startswith("history-config: "):
+            in_diff = line.startswith("history-config: changed")
+            continue
+        if in_diff and line.startswith(("+ ", "- ")):
+            continue
+        in_diff = False
+        out.append(line)
+    return "\n".join(out)
+
+
+# --- training and evaluation inputs --------------------------------------------------------
+
+
+def example_text(e: Example, regime: str) -> str:
+    """The input of example ``e`` in a history regime: ``none`` (cold start: ``text``) or
+    ``prior`` (``text_warm`` when the example has earlier runs, else ``text``)."""
+    if regime not in REGIMES:
+        raise ValueError(f"unknown history regime {regime!r}; expected one of {REGIMES}")
+    return e.text_warm if regime == "prior" and e.text_warm is not None else e.text
+
+
+def subset_of(e: Example) -> str:
+    """``warm-changed`` (earlier runs, and the workflow file changed since the latest of
+    them), ``warm`` (earlier runs, same file) or ``cold`` (no earlier run). The ``warm``
+    subset of ``laser-ci eval`` includes ``warm-changed``."""
+    if e.history is None:
+        return "cold"
+    return "warm-changed" if e.changed else "warm"
+
+
+def in_subset(e: Example, subset: str) -> bool:
+    if subset == "warm":
+        return e.history is not None
+    if subset == "warm-changed":
+        return e.history is not None and bool(e.changed)
+    if subset == "cold":
+        return e.history is None
+    raise ValueError(f"unknown subset {subset!r}; expected one of {SUBSETS}")
+
+
+def training_texts(
+    examples: Iterable[Example], *, mode: str = "both", p_cold: float = 0.5, seed: int = 0
+) -> list[tuple[str, Example]]:
+    """``(input text, example)`` pairs that teach one model cold and warm start.
+
+    - ``both``: every example with its cold ``text``, and examples with earlier runs a
+      second time with ``text_warm``;
+    - ``drop``: every example once: ``text_warm`` when it has earlier runs, except that the
+      block is dropped (cold ``text``) with probability ``p_cold`` (seeded);
+    - ``warm``: every example once, ``text_warm`` whenever there is one;
+    - ``cold``: every example once with its cold ``text``.
+    """
+    rng = random.Random(seed)
+    out: list[tuple[str, Example]] = []
+    for e in examples:
+        if mode == "cold" or e.text_warm is None:
+            out.append((e.text, e))
+        elif mode == "both":
+            out += [(e.text, e), (e.text_warm, e)]
+        elif mode == "drop":
+            out.append((e.text if rng.random() < p_cold else e.text_warm, e))
+        elif mode == "warm":
+            out.append((e.text_warm, e))
+        else:
+            raise ValueError(f"unknown mode {mode!r}; expected both, drop, warm or cold")
+    return out
+
+
+def rescaled(e: Example, scale: float) -> tuple[str, float]:
+    """``e``'s warm text and runtime with the runtime and every earlier runtime multiplied
+    by ``scale`` (a training augmentation: the ratio to the history stays, the absolute
+    level that a model could memorize per repository does not)."""
+    from laser_ci.text.history import history_lines
+
+    if e.history is None or e.text_warm is None:
+        raise ValueError("rescaled needs an example with earlier runs")
+    hist = History(tuple(r * scale for r in e.history.runtimes), e.history.diff)
+    lines = e.text_warm.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("history: "))
+    lines[at] = history_lines(hist)[0]
+    return "\n".join(lines), e.runtime_s * scale
+
+
+# --- prediction time: a collected folder ----------------------------------------------------
+
+

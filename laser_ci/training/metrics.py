@@ -1,0 +1,124 @@
+"""Runtime prediction metrics (numpy only). All runtimes are in seconds, clipped to >= 1 s.
+
+- ``log_mae``: mean |ln pred - ln true|. exp(log_mae) is the typical multiplicative error.
+- ``mae_min``: mean |pred - true| in minutes.
+- ``spearman``: Spearman rank correlation (average ranks for ties); NaN for n < 2 or a
+  constant input.
+- ``within_2x``: share of predictions in [true / 2, true * 2].
+- ``coverage``: share of truths within [p10, p90] (only for predictors that give intervals;
+  a well calibrated p10-p90 band covers about 0.8).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from laser_ci.predictors.base import Runtime
+
+METRICS = ("n", "log_mae", "mae_min", "spearman", "within_2x", "coverage")
+
+
+def _clip(x: Sequence[float] | np.ndarray) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    return np.maximum(np.nan_to_num(a, nan=1.0, posinf=1e9, neginf=1.0), 1.0)
+
+
+def log_mae(pred: Sequence[float], true: Sequence[float]) -> float:
+    p, t = _clip(pred), _clip(true)
+    return float(np.mean(np.abs(np.log(p) - np.log(t)))) if len(t) else math.nan
+
+
+def paired_log_mae_diff(
+    pred_a: Sequence[float], pred_b: Sequence[float], true: Sequence[float],
+    groups: Sequence[str], n_boot: int = 2000, seed: int = 0,
+) -> dict[str, float]:
+    """log-MAE of ``pred_a`` minus that of ``pred_b`` on the same examples (negative: ``a``
+    is better), with a 95% interval from resampling whole ``groups`` (repositories: their
+    runs are not independent). ``{"diff", "lo", "hi", "groups"}``."""
+    t = np.log(_clip(true))
+    d = np.abs(np.log(_clip(pred_a)) - t) - np.abs(np.log(_clip(pred_b)) - t)
+    if not len(d):
+        return {"diff": math.nan, "lo": math.nan, "hi": math.nan, "groups": 0}
+    names, idx = np.unique(np.asarray(groups), return_inverse=True)
+    sums = np.bincount(idx, weights=d, minlength=len(names))
+    counts = np.bincount(idx, minlength=len(names)).astype(np.float64)
+    pick = np.random.default_rng(seed).integers(0, len(names), (n_boot, len(names)))
+    boot = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    return {"diff": float(d.mean()), "lo": float(lo), "hi": float(hi), "groups": len(names)}
+
+
+def mae_minutes(pred: Sequence[float], true: Sequence[float]) -> float:
+    p, t = _clip(pred), _clip(true)
+    return float(np.mean(np.abs(p - t)) / 60.0) if len(t) else math.nan
+
+
+def rankdata(x: Sequence[float] | np.ndarray) -> np.ndarray:
+    """1-based ranks, ties get their average rank (as scipy's ``rankdata``)."""
+    a = np.asarray(x, dtype=np.float64)
+    n = len(a)
+    order = np.argsort(a, kind="mergesort")
+    sa = a[order]
+    # boundaries of runs of equal values
+    new = np.r_[True, sa[1:] != sa[:-1]] if n else np.array([], dtype=bool)
+    idx = np.flatnonzero(new)
+    ends = np.r_[idx[1:], n]
+    avg = (idx + ends + 1) / 2.0  # average of 1-based positions idx+1 .. ends
+    ranks_sorted = np.repeat(avg, ends - idx)
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = ranks_sorted
+    return ranks
+
+
+def spearman(pred: Sequence[float], true: Sequence[float]) -> float:
+    p, t = np.asarray(pred, dtype=np.float64), np.asarray(true, dtype=np.float64)
+    if len(p) < 2:
+        return math.nan
+    rp, rt = rankdata(p), rankdata(t)
+    rp -= rp.mean()
+    rt -= rt.mean()
+    denom = math.sqrt(float(np.dot(rp, rp)) * float(np.dot(rt, rt)))
+    return float(np.dot(rp, rt) / denom) if denom > 0 else math.nan
+
+
+def within_2x(pred: Sequence[float], true: Sequence[float]) -> float:
+    p, t = _clip(pred), _clip(true)
+    if not len(t):
+        return math.nan
+    r = p / t
+    return float(np.mean((r >= 0.5) & (r <= 2.0)))
+
+
+def coverage(p10: Sequence[float], p90: Sequence[float], true: Sequence[float]) -> float:
+    lo, hi, t = _clip(p10), _clip(p90), _clip(true)
+    return float(np.mean((t >= lo) & (t <= hi))) if len(t) else math.nan
+
+
+def has_intervals(preds: Sequence[Runtime]) -> bool:
+    """Whether a predictor gave real intervals (not p10 == p50 == p90 everywhere)."""
+    return any(r.p10 < r.p50 or r.p90 > r.p50 for r in preds)
+
+
+def compute(
+    preds: Sequence[Runtime], true: Sequence[float], intervals: bool | None = None
+) -> dict[str, float | int | None]:
+    """All metrics for one predictor on one set; ``coverage`` is None without intervals."""
+    if len(preds) != len(true):
+        raise ValueError(f"{len(preds)} predictions for {len(true)} truths")
+    p50 = [r.p50 for r in preds]
+    out: dict[str, float | int | None] = {
+        "n": len(true),
+        "log_mae": log_mae(p50, true),
+        "mae_min": mae_minutes(p50, true),
+        "spearman": spearman(p50, true),
+        "within_2x": within_2x(p50, true),
+        "coverage": None,
+    }
+    if intervals is None:
+        intervals = has_intervals(preds)
+    if intervals and len(true):
+        out["coverage"] = coverage([r.p10 for r in preds], [r.p90 for r in preds], true)
+    return out

@@ -1,0 +1,12 @@
+"""Stage 1, parse: workflow YAML in, the domain model out.
+
+Enters: workflow files (bytes, from disk or a commit). Leaves: :class:`Workflow` objects whose
+:class:`JobInstance` items are every job GitHub would run (one per matrix combination), with
+display names, resolved ``needs`` and static expressions evaluated; problems as
+:class:`ReadError` lines naming the file and line.
+
+Modules: ``yamlload`` (YAML as GitHub reads it), ``parse`` (workflows, reusable workflows,
+composite actions), ``matrix`` (strategy expansion), ``expressions`` (the one ``${{ }}``
+evaluator), ``graph`` (``needs`` and the critical path), ``repo_profile`` (what the checkout
+holds), ``model`` (the dataclasses).
+"""

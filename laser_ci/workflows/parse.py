@@ -1,0 +1,545 @@
+"""Read GitHub Actions workflow files into :class:`~laser_ci.workflows.model.Workflow` objects.
+
+The reader works over a *file source*: anything with ``get(path) -> str | bytes | None``
+keyed by repo-relative paths (a dict of a run's files, or :class:`DiskFiles` over a
+checkout). That lets the CLI, the Action (files fetched at a ref) and the training data
+(files at a commit) share one code path.
+
+What it does, following GitHub's documented behaviour:
+
+- YAML 1.2 scalars, duplicate keys reported, bounded loading (see :mod:`yamlload`).
+- Every job expanded to its matrix instances (:mod:`matrix`); ``${{ matrix.* }}`` and
+  ``${{ inputs.* }}`` substituted where static (:mod:`expressions`).
+- Local reusable workflows (``uses: ./.github/workflows/x.yml``) nested under the caller
+  (ids ``caller/called``, names ``Caller / Called``); remote ones kept opaque.
+- Local composite actions (``uses: ./path``) inlined into ``Step.composite``.
+- Display names as GitHub's checks list shows them (the rules of GitHub's own parser,
+  ``src/Sdk/WorkflowParser/Conversion/MatrixBuilder.cs`` and ``JobNameBuilder.cs`` in
+  github.com/actions/runner): a ``name`` without an expression, or else the job id, followed
+  by `` (v1, v2)``: the scalar values of the matrix *vectors* only (not the keys an
+  ``include`` adds), nested values flattened, nulls and empty strings skipped; an
+  ``include`` entry that matched no combination shows all its values; the result is cut to
+  100 characters. A ``name`` with an expression is evaluated instead (no suffix), falling
+  back to that default when it comes out empty.
+
+Nothing here raises on bad input: problems become :class:`ReadError` entries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from laser_ci.workflows.expressions import FullContext, evaluate_string, has_expression, substitute, to_text
+from laser_ci.workflows.graph import check_needs
+from laser_ci.workflows.matrix import _same, expand_matrix
+from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
+from laser_ci.workflows.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
+
+# "You can connect a maximum of four levels of workflows - that is, the top-level caller
+# workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
+MAX_CALL_DEPTH = 4
+MAX_ACTION_DEPTH = 8
+MAX_NAME_LENGTH = 100  # JobNameBuilder: longer names are cut to 97 characters + "..."
+# Work bound: values copied into job instances per workflow (job size x matrix instances,
+# called workflows included). Past it a job is read as one instance and calls are not
+# followed, so a 2 MB file cannot take minutes (a 20,000-value job x 256 instances would).
+MAX_EXPANDED_NODES = 500_000
+# "If a `default` parameter is not set, the default value of the input is `false` for a
+# boolean, `0` for a number, and `""` for a string" (GitHub docs, on.workflow_call.inputs).
+_TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
+
+
+class FileSource(Protocol):
+    def get(self, path: str, /) -> str | bytes | None: ...
+
+
+class DiskFiles:
+    """Repo-relative file access under ``root``; never escapes it, reads at most MAX_BYTES+1."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).resolve()
+
+    def get(self, path: str, /) -> bytes | None:
+        target = (self.root / path).resolve()
+        if target != self.root and self.root not in target.parents:
+            return None
+        try:
+            with open(target, "rb") as fh:
+                return fh.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+
+
+def normalize(path: str) -> str:
+    """Repo-relative POSIX form: no leading ``./``, no trailing slash."""
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts)
+
+
+def triggers_of(on: Any) -> list[str]:
+    if isinstance(on, str):
+        return [on]
+    if isinstance(on, list):
+        return [str(x) for x in on if isinstance(x, (str, int, float))]
+    if isinstance(on, dict):
+        return [str(k) for k in on]
+    return []
+
+
+def _line(mapping: Any, key: Any) -> int | None:
+    return mapping.line_of(key) if isinstance(mapping, YDict) else None
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _input_defaults(on: Any, events: tuple[str, ...] = ("workflow_call", "workflow_dispatch")
+                    ) -> dict[str, Any]:
+    """Declared ``inputs`` defaults of a callable/dispatchable workflow."""
+    inputs: dict[str, Any] = {}
+    for event in events:
+        declared = _as_dict(_as_dict(_as_dict(on).get(event)).get("inputs"))
+        for name, spec in declared.items():
+            if isinstance(spec, dict) and "default" in spec:
+                inputs.setdefault(str(name), spec["default"])
+    return inputs
+
+
+def _segments(value: Any) -> list[str]:
+    """The scalar leaves of a value, depth first, as text; nulls and empty strings skipped."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif item is not None:
+            text = to_text(item)
+            if text:
+                out.append(text)
+    return out
+
+
+def matrix_suffix(combo: dict[str, Any], keys: Sequence[str] | None = None) -> str:
+    """The `` (v1, v2)`` GitHub appends to a job name for its matrix values.
+
+    ``keys``: the keys whose values are shown (the matrix vectors); default all of them.
+    """
+    shown = combo if keys is None else {k: combo[k] for k in keys if k in combo}
+    segments = _segments(list(shown.values()))
+    return " (" + ", ".join(segments) + ")" if segments else ""
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= MAX_NAME_LENGTH else name[: MAX_NAME_LENGTH - 3] + "..."
+
+
+def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str, Any],
+                 *, suffix_keys: Sequence[str] | None = None) -> str:
+    """The job's name in the checks list (GitHub's rules, see the module docstring).
+
+    ``suffix_keys``: the combination's keys shown in the suffix (default all of them).
+    ``combo`` may be a :class:`FullContext` (a static matrix: absent keys are null).
+    """
+    literal = name is not None and name != "" and not has_expression(to_text(name))
+    default = _cut((to_text(name) if literal else job_id) + matrix_suffix(combo, suffix_keys))
+    if name is None or name == "" or literal:
+        return default
+    text = to_text(evaluate_string(to_text(name), {"matrix": combo, "inputs": inputs}))
+    return text if text.strip() else default
+
+
+def _count_nodes(value: Any, limit: int) -> int:
+    """Nodes of a value (aliases counted each time they appear), counting stops past ``limit``."""
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+def _vectors(matrix: Any) -> dict[str, list[Any]]:
+    """The vectors of a static matrix (keys other than include/exclude)."""
+    if not isinstance(matrix, dict):
+        return {}
+    return {str(k): v if isinstance(v, list) else [v] for k, v in matrix.items()
+            if str(k) not in ("include", "exclude")}
+
+
+def _suffix_keys(combo: dict[str, Any], vectors: dict[str, list[Any]]) -> list[str]:
+    """Which of a combination's keys GitHub shows: the vector keys for a combination of the
+    cross product; for an ``include`` entry that matched none, every key, vectors first."""
+    if vectors and all(k in combo and any(_same(combo[k], v) for v in vs)
+                       for k, vs in vectors.items()):
+        return list(vectors)
+    return [k for k in combo if k in vectors] + [k for k in combo if k not in vectors]
+
+
+@dataclass
+class _Call:
+    """Where a job list is being expanded: the caller chain of a reusable workflow."""
+
+    path: str
+    id_prefix: str = ""
+    name_prefix: str = ""
+    inputs: dict[str, Any] | None = None
+    chain: tuple[str, ...] = ()
+
+
+class _Reader:
+    def __init__(self, files: FileSource) -> None:
+        self.files = files
+        self.cache: dict[str, LoadResult] = {}
+        self.errors: list[ReadError] = []
+        self.budget = MAX_EXPANDED_NODES  # reset for each workflow read
+
+    # -- loading -------------------------------------------------------------------------
+    def load(self, path: str) -> LoadResult | None:
+        if path not in self.cache:
+            raw = self.files.get(path)
+            if raw is None:
+                return None
+            self.cache[path] = load_yaml(raw)
+        return self.cache[path]
+
+    def error(self, path: str, line: int | None, message: str) -> None:
+        err = ReadError(path, line, message)
+        if err not in self.errors:
+            self.errors.append(err)
+
+    def document(self, path: str, *, display: str | None = None) -> YDict | None:
+        """Load a workflow file and check its top-level shape; report problems."""
+        shown = display or path
+        result = self.load(path)
+        if result is None:
+            self.error(shown, None, "no such file")
+            return None
+        if result.error:
+            self.error(shown, result.error_line, result.error)
+            return None
+        for line, message in result.duplicates:
+            self.error(shown, line, message)
+        doc = result.data
+        if not isinstance(doc, dict):
+            kind = type(doc).__name__ if doc is not None else "empty"
+            self.error(shown, 1, f"top level is a {kind}, expected a mapping with `jobs:`")
+            return None
+        jobs = doc.get("jobs")
+        if not isinstance(jobs, dict) or not jobs:
+            self.error(shown, _line(doc, "jobs") or 1, "no `jobs:` mapping")
+            return None
+        assert isinstance(doc, YDict)
+        return doc
+
+    # -- workflows -----------------------------------------------------------------------
+    def read(self, path: str) -> Workflow | None:
+        doc = self.document(path)
+        if doc is None:
+            return None
+        self.budget = MAX_EXPANDED_NODES
+        on = doc.get("on")
+        wf = Workflow(
+            path=path,
+            name=to_text(doc.get("name")) if doc.get("name") not in (None, "") else path,
+            on=on,
+            triggers=triggers_of(on),
+            env=_as_dict(doc.get("env")),
+            defaults=doc.get("defaults"),
+            concurrency=doc.get("concurrency"),
+            permissions=doc.get("permissions"),
+        )
+        # Read on its own, a callable or dispatchable workflow sees its inputs' defaults.
+        wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,),
+                                              inputs=_input_defaults(on)))
+        for err in check_needs(wf):
+            self.error(err.path, err.line, err.message)
+        return wf
+
+    def expand_jobs(self, doc: YDict, call: _Call) -> list[JobInstance]:
+        out: list[JobInstance] = []
+        jobs = doc["jobs"]
+        for job_id, job in jobs.items():
+            line = _line(jobs, job_id)
+            if not isinstance(job, dict):
+                self.error(call.path, line, f"job '{job_id}' is not a mapping")
+                continue
+            out.extend(self.expand_job(str(job_id), job, line, call))
+        return out
+
+    def expand_job(self, job_id: str, job: dict[str, Any], line: int | None,
+                   call: _Call) -> list[JobInstance]:
+        inputs = call.inputs or {}
+        strategy = _as_dict(job.get("strategy"))
+        # Inputs are known before the strategy is evaluated; matrix.* are not.
+        strategy_values = substitute({k: v for k, v in strategy.items() if k != "matrix"},
+                                     {"inputs": inputs})
+        raw_matrix = strategy.get("matrix")
+        vectors: dict[str, list[Any]] = {}
+        if raw_matrix is not None:
+            raw_matrix = substitute(raw_matrix, {"inputs": inputs})
+            expansion = expand_matrix(raw_matrix)
+            if expansion.error:
+                self.error(call.path, _line(strategy, "matrix") or line,
+                           f"job '{job_id}': {expansion.error}")
+            combos, dynamic = expansion.combos or [{}], expansion.dynamic
+            # A static matrix is the whole matrix context: a key it lacks is null.
+            known = not dynamic and not expansion.error
+            vectors = _vectors(raw_matrix) if known else {}
+        else:
+            # No strategy: GitHub sets the matrix context to null.
+            combos, dynamic, known = [{}], False, True
+
+        size = _count_nodes(job, self.budget)
+        if len(combos) > 1 and size * len(combos) > self.budget:
+            self.error(call.path, line, f"job '{job_id}': {len(combos)} matrix instances of "
+                       f"{size:,} values each are too many to expand (at most "
+                       f"{MAX_EXPANDED_NODES:,} per workflow); read as one job")
+            combos, known, vectors = [{}], False, {}
+        self.budget -= size * len(combos)
+
+        needs_raw = job.get("needs")
+        needs = [needs_raw] if isinstance(needs_raw, str) else (
+            [str(n) for n in needs_raw if isinstance(n, (str, int))]
+            if isinstance(needs_raw, list) else [])
+
+        out: list[JobInstance] = []
+        for combo in combos:
+            matrix_ctx: dict[str, Any] = FullContext(combo) if known else dict(combo)
+            ctx = {"matrix": matrix_ctx, "inputs": inputs}
+            body = substitute({k: v for k, v in job.items() if k != "strategy"}, ctx)
+            name = display_name(job_id, job.get("name"), matrix_ctx, inputs,
+                                suffix_keys=_suffix_keys(combo, vectors) if known else None)
+            instance = JobInstance(
+                id=call.id_prefix + job_id,
+                name=call.name_prefix + name,
+                runs_on=body.get("runs-on"),
+                matrix=dict(combo),
+                dynamic_matrix=dynamic,
+                needs=[call.id_prefix + n for n in needs],
+                if_=body.get("if"),
+                timeout_minutes=body.get("timeout-minutes"),
+                continue_on_error=body.get("continue-on-error"),
+                container=body.get("container"),
+                services=_as_dict(body.get("services")),
+                env=_as_dict(body.get("env")),
+                defaults=body.get("defaults"),
+                environment=body.get("environment"),
+                concurrency=body.get("concurrency"),
+                permissions=body.get("permissions"),
+                outputs=body.get("outputs"),
+                fail_fast=strategy_values.get("fail-fast"),
+                max_parallel=strategy_values.get("max-parallel"),
+                line=line,
+                with_=_as_dict(body.get("with")),
+            )
+            uses = body.get("uses")
+            if isinstance(uses, str) and uses.strip():
+                out.extend(self.call_workflow(instance, uses.strip(), body, call))
+                continue
+            instance.steps = self.read_steps(body.get("steps"), call.path, _line(job, "steps"),
+                                             depth=0)
+            out.append(instance)
+        return out
+
+    # -- reusable workflows --------------------------------------------------------------
+    def call_workflow(self, caller: JobInstance, uses: str, body: dict[str, Any],
+                      call: _Call) -> list[JobInstance]:
+        if not uses.startswith("./"):
+            caller.remote_workflow = uses
+            return [caller]
+        target = normalize(uses.split("@", 1)[0])
+        if target in call.chain:
+            self.error(call.path, caller.line,
+                       f"reusable workflow cycle: {' -> '.join(call.chain + (target,))}")
+            return [caller]
+        if self.budget <= 0:
+            self.error(call.path, caller.line, f"reusable workflow {target} not read: the workflow "
+                       f"expands to more than {MAX_EXPANDED_NODES:,} values")
+            return [caller]
+        if len(call.chain) >= MAX_CALL_DEPTH:
+            self.error(call.path, caller.line,
+                       f"reusable workflows nest deeper than {MAX_CALL_DEPTH} levels "
+                       f"({' -> '.join(call.chain + (target,))})")
+            return [caller]
+        doc = self.document(target)
+        if doc is None:
+            self.error(call.path, caller.line, f"cannot read called workflow {target}")
+            return [caller]
+        inputs = self.call_inputs(caller, target, doc, call.path)
+        nested = _Call(
+            path=target,
+            id_prefix=caller.id + "/",
+            name_prefix=caller.name + " / ",
+            inputs=inputs,
+            chain=call.chain + (target,),
+        )
+        jobs = self.expand_jobs(doc, nested)
+        for job in jobs:
+            if job.called_workflow is None:  # the file the job is defined in (innermost)
+                job.called_workflow = target
+            job.matrix = {**caller.matrix, **job.matrix}
+            job.needs = list(dict.fromkeys(caller.needs + job.needs))
+            job.dynamic_matrix = job.dynamic_matrix or caller.dynamic_matrix
+            job.line = caller.line if job.line is None else job.line
+        return jobs or [caller]
+
+    def call_inputs(self, caller: JobInstance, target: str, doc: YDict, path: str
+                    ) -> dict[str, Any]:
+        """The ``inputs`` context of a called workflow; reports what GitHub rejects."""
+        on = doc.get("on")
+        if "workflow_call" not in triggers_of(on):
+            self.error(path, caller.line, f"job '{caller.id}' calls {target}, which is not "
+                                          "reusable: its `on` has no `workflow_call`")
+        declared = _as_dict(_as_dict(_as_dict(on).get("workflow_call")).get("inputs"))
+        given = {str(k).lower(): (str(k), v) for k, v in caller.with_.items()}
+        inputs: dict[str, Any] = {}
+        for name, spec in declared.items():
+            spec = _as_dict(spec)
+            if "default" in spec:
+                inputs[str(name)] = spec["default"]
+            elif str(spec.get("type")) in _TYPE_DEFAULTS:
+                inputs[str(name)] = _TYPE_DEFAULTS[str(spec.get("type"))]
+            if spec.get("required") is True and str(name).lower() not in given:
+                self.error(path, caller.line, f"job '{caller.id}' does not pass input "
+                                              f"'{name}', which {target} requires")
+        names = {str(k).lower(): str(k) for k in declared}
+        for lower, (name, value) in given.items():
+            if lower not in names:
+                self.error(path, caller.line, f"job '{caller.id}' passes input '{name}', "
+                                              f"which {target} does not declare")
+                continue
+            if has_expression(value):
+                inputs.pop(names[lower], None)  # known only at run time
+            else:
+                inputs[names[lower]] = value
+        return inputs
+
+    # -- steps and composite actions -----------------------------------------------------
+    def read_steps(self, steps: Any, path: str, line: int | None, depth: int) -> list[Step]:
+        if steps is None:
+            return []
+        if not isinstance(steps, list):
+            self.error(path, line, "`steps` is not a list")
+            return []
+        out: list[Step] = []
+        for raw in steps:
+            if not isinstance(raw, dict):
+                self.error(path, line, "a step is not a mapping")
+                continue
+            step = Step(
+                name=to_text(raw["name"]) if raw.get("name") is not None else None,
+                id=to_text(raw["id"]) if raw.get("id") is not None else None,
+                uses=to_text(raw["uses"]).strip() if raw.get("uses") is not None else None,
+                run=to_text(raw["run"]) if raw.get("run") is not None else None,
+                with_=_as_dict(raw.get("with")),
+                env=_as_dict(raw.get("env")),
+                shell=to_text(raw["shell"]) if raw.get("shell") is not None else None,
+                working_directory=(to_text(raw["working-directory"])
+                                   if raw.get("working-directory") is not None else None),
+                if_=raw.get("if"),
+                timeout_minutes=raw.get("timeout-minutes"),
+                continue_on_error=raw.get("continue-on-error"),
+            )
+            if step.uses and step.uses.startswith("./") and depth < MAX_ACTION_DEPTH:
+                step.composite = self.read_action(step, depth)
+            out.append(step)
+        return out
+
+    def read_action(self, step: Step, depth: int) -> list[Step] | None:
+        base = normalize(step.uses or "")
+        for name in ("action.yml", "action.yaml"):
+            path = f"{base}/{name}" if base else name
+            result = self.load(path)
+            if result is None:
+                continue
+            doc = result.data
+            if result.error or not isinstance(doc, dict):
+                self.error(path, result.error_line, result.error or "action file is not a mapping")
+                return None
+            runs = _as_dict(doc.get("runs"))
+            if str(runs.get("using", "")).lower() != "composite":
+                return None
+            inputs = {str(k): v.get("default") for k, v in _as_dict(doc.get("inputs")).items()
+                      if isinstance(v, dict) and "default" in v}
+            inputs.update({str(k): v for k, v in step.with_.items() if not has_expression(v)})
+            size = _count_nodes(runs.get("steps"), max(self.budget, 0))
+            if size > self.budget:
+                self.error(path, _line(runs, "steps"), "composite action not inlined: the "
+                           f"workflow expands to more than {MAX_EXPANDED_NODES:,} values")
+                return None
+            self.budget -= size
+            steps = substitute(runs.get("steps"), {"inputs": inputs})
+            return self.read_steps(steps, path, _line(runs, "steps"), depth + 1)
+        return None
+
+
+def read_workflows(files: FileSource, targets: Sequence[str]) -> tuple[list[Workflow],
+                                                                        list[ReadError]]:
+    """Read each target workflow (repo-relative path) from ``files``."""
+    reader = _Reader(files)
+    workflows = [wf for t in targets if (wf := reader.read(normalize(t))) is not None]
+    return workflows, reader.errors
+
+
+def find_repo_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` that holds ``.github`` (else ``start``)."""
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    for folder in (here, *here.parents):
+        if (folder / ".github").is_dir():
+            return folder
+    return here
+
+
+def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
+    """Expand CLI paths (files or folders) to repo-relative workflow paths."""
+    targets: list[str] = []
+    errors: list[ReadError] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            found = sorted(x for x in p.iterdir()
+                           if x.is_file() and x.suffix in (".yml", ".yaml"))
+            if not found:
+                errors.append(ReadError(arg, None, "no .yml or .yaml files in this folder"))
+            candidates = found
+        elif p.is_file():
+            candidates = [p]
+        else:
+            errors.append(ReadError(arg, None, "no such file or directory"))
+            continue
+        for f in candidates:
+            try:
+                targets.append(f.resolve().relative_to(repo_root).as_posix())
+            except ValueError:
+                errors.append(ReadError(str(f), None, f"outside the repository root {repo_root}"))
+    return list(dict.fromkeys(targets)), errors
+
+
+def read_paths(paths: Sequence[str], repo_root: str | None = None
+               ) -> tuple[list[Workflow], list[ReadError]]:
+    """Read workflow files or folders from disk (default ``.github/workflows``)."""
+    paths = list(paths) or [".github/workflows"]
+    root = Path(repo_root).resolve() if repo_root else find_repo_root(Path(paths[0]))
+    targets, errors = workflow_targets(paths, root)
+    workflows, read_errors = read_workflows(DiskFiles(root), targets)
+    return workflows, errors + read_errors
