@@ -474,6 +474,63 @@ def test_ratio_model_prompt_and_target(tok):
         PromptCodec(tok, codec, warm_target="log")
 
 
+WARM = ("task: job\nhistory: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 "
+        "latest=3.00e+02\nhistory-config: unchanged\nrepo: files=1\n")
+COLD = "task: job\nhistory: none\nrepo: files=1\n"
+
+
+@pytest.mark.parametrize(
+    "outcome, cold_reference, text, kwargs, expected_end, reference",
+    [
+        # neither option: the text is left alone, no reference
+        (False, False, COLD, dict(reference=50.0), "repo: files=1\nhistory: none", None),
+        # outcome only: the line goes after the history's config lines, the median last
+        (True, False, WARM, dict(outcome="failure"),
+         "\nhistory-config: unchanged\noutcome: failure"
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        # a cold text's reference is the number nearest the output
+        (True, True, COLD, dict(reference=473.2),
+         "\nrepo: files=1\nhistory: none\noutcome: success\nreference: 4.73e+02", 473.0),
+        # a warm text keeps the history median as its reference: no reference line
+        (False, True, WARM, dict(reference=473.0),
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        # a reference that is not a positive finite runtime is not written
+        (False, True, COLD, dict(reference=0.0), "repo: files=1\nhistory: none", None),
+        (False, True, COLD, dict(reference=float("nan")), "repo: files=1\nhistory: none", None),
+        (False, True, COLD, dict(reference=None), "repo: files=1\nhistory: none", None),
+    ],
+)
+def test_prompt_lines_outcome_and_cold_reference(tok, outcome, cold_reference, text, kwargs,
+                                                 expected_end, reference):
+    codec = NumberCodec(min_exponent=-2)
+    pc = PromptCodec(tok, codec, max_prompt_tokens=600, warm_target="ratio", outcome=outcome,
+                     cold_reference=cold_reference)
+    full = pc.with_prompt_lines(text, **kwargs)
+    (ids,) = pc.encode_texts([full])
+    assert tok.decode(ids[1:-1]).endswith(expected_end)
+    ref = pc.reference(full)
+    if reference is None:
+        assert ref is None
+    else:
+        assert ref * 10**0.5 == pytest.approx(reference)
+
+
+def test_cold_reference_target_is_the_ratio_and_old_models_are_unchanged(tok):
+    codec = NumberCodec(min_exponent=-2)
+    pc = PromptCodec(tok, codec, max_prompt_tokens=200, warm_target="ratio", outcome=True,
+                     cold_reference=True)
+    full = pc.with_prompt_lines(COLD, reference=100.0)
+    for runtime, expected in [(100, "3.16e+00"), (1000, "3.16e+01"), (10, "3.16e-01")]:
+        out, _ = pc.target(runtime, pc.reference(full))
+        assert pc.decode_output(out) == f'{{"runtime_s": "{expected}"}}'
+    # a model without the options reads such lines as text and writes runtimes
+    plain = PromptCodec(tok, codec, max_prompt_tokens=200, warm_target="ratio")
+    assert plain.reference(full) is None
+    assert plain.with_prompt_lines(COLD, reference=100.0) == COLD
+    with pytest.raises(ValueError, match="cold_reference"):
+        PromptCodec(tok, codec, cold_reference=True)  # needs ratio outputs
+
+
 # ---- the shipped model (onnxruntime + tokenizers only) -----------------------------------------
 
 SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"

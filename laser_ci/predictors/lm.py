@@ -9,13 +9,18 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
     tokenizer.json      the BPE (laser_ci.text.tokenize)
     weights.safetensors fp16 torch weights + hf_config.json: the base of ``laser-ci finetune``
                         (not read at inference)
+    reference/          only when ``prompt.cold_reference`` is ``tabular``: the tabular model
+                        (laser_ci.predictors.baselines) whose p50 is a cold text's reference
 
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
 (:func:`laser_ci.predictors.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
 ``sampling`` independent or stratified), one job per batch for an int8 graph, and the
 result is their p10/median/p90. A ``ratio`` model's samples for a text with history are
-multiplied back to seconds (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`).
+multiplied back to seconds (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`), and so
+are a ``cold_reference`` model's for a text without: its prompt carries the reference
+model's p50 and the model writes the ratio to it. A model with ``prompt.outcome`` is asked
+for the runtime of a successful run.
 
 To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
 ``model/lm`` with its ``card.json``).
@@ -38,6 +43,8 @@ CONFIG_NAME = "laser.json"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
+REFERENCE_DIR = "reference"
+COLD_REFERENCES = ("tabular",)  # laser.json prompt.cold_reference
 DEFAULT_THREADS = 2
 SAMPLING = ("independent", "stratified")  # laser.json "decoding": see laser_ci.predictors.decode
 
@@ -129,7 +136,7 @@ class LaserModel:
 
         self.model_dir = Path(model_dir)
         self.config = read_config(self.model_dir, verify=verify,
-                                  only=[model_file, TOKENIZER_FILE])
+                                  only=[model_file, TOKENIZER_FILE, *_reference_files(model_dir)])
         if name:
             self.name = name
         dec = self.config.get("decoding") or {}
@@ -148,10 +155,26 @@ class LaserModel:
                                  f"of {SAMPLING}")
         self.codec = NumberCodec(**self.config["codec"])
         tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
+        prompt = self.config["prompt"]
+        cold_reference = prompt.get("cold_reference")
+        if cold_reference is not None and cold_reference not in COLD_REFERENCES:
+            raise ModelFileError(f"{self.model_dir}: prompt.cold_reference {cold_reference!r}, "
+                                 f"expected one of {COLD_REFERENCES}")
         self.prompt = PromptCodec(
-            tokenizer, self.codec, int(self.config["prompt"]["max_prompt_tokens"]),
-            warm_target=str(self.config["prompt"].get("warm_target", "runtime")),
+            tokenizer, self.codec, int(prompt["max_prompt_tokens"]),
+            warm_target=str(prompt.get("warm_target", "runtime")),
+            outcome=bool(prompt.get("outcome", False)),
+            cold_reference=cold_reference is not None,
         )
+        self.reference_model: Any = None
+        if cold_reference is not None:
+            from laser_ci.predictors.baselines import TabularPredictor
+
+            try:
+                self.reference_model = TabularPredictor.load(self.model_dir / REFERENCE_DIR)
+            except (OSError, ValueError, KeyError) as e:
+                raise ModelFileError(f"{self.model_dir / REFERENCE_DIR}: cannot load the "
+                                     f"reference model: {e}") from e
         self.session = make_session(self.model_dir / model_file, threads)
         self.decoder = OnnxDecoder(self.session)
         head_tokens: list[str] = self.config["head_tokens"]
@@ -177,6 +200,7 @@ class LaserModel:
 
         if not texts:
             return []
+        texts = self.prompt_texts(texts)
         stats = DecodeStats()
         out = sample_numbers(
             self.decoder,
@@ -194,6 +218,21 @@ class LaserModel:
         refs = [self.prompt.reference(t) for t in texts]
         return [s if r is None else s * r for s, r in zip(out, refs, strict=True)]
 
+    def prompt_texts(self, texts: Sequence[str]) -> list[str]:
+        """The texts as this model reads them: with the ``outcome: success`` line and, for
+        texts without history, the reference model's p50 (see :mod:`laser_ci.text.tokenize`).
+        Unchanged for a model that reads neither."""
+        refs: list[float | None] = [None] * len(texts)
+        if self.reference_model is not None:
+            from laser_ci.text.history import parse_history
+
+            cold = [i for i, t in enumerate(texts) if parse_history(t) is None]
+            for i, r in zip(cold, self.reference_model.predict([texts[i] for i in cold]),
+                            strict=True):
+                refs[i] = r.p50
+        return [self.prompt.with_prompt_lines(t, outcome="success", reference=r)
+                for t, r in zip(texts, refs, strict=True)]
+
     def predict(self, texts: Sequence[str]) -> list[Runtime]:
         from laser_ci.predictors.decode import summarize_samples
 
@@ -202,6 +241,12 @@ class LaserModel:
         unique = list(dict.fromkeys(texts))
         samples = dict(zip(unique, self.sample(unique), strict=True))
         return [Runtime(*summarize_samples(samples[t])) for t in texts]
+
+
+def _reference_files(model_dir: str | os.PathLike[str]) -> list[str]:
+    """The reference model's files (as ``laser.json`` names them), if the folder has one."""
+    d = Path(model_dir) / REFERENCE_DIR
+    return sorted(f"{REFERENCE_DIR}/{p.name}" for p in d.iterdir()) if d.is_dir() else []
 
 
 def load_models(folder: str | os.PathLike[str]) -> dict[str, LaserModel]:

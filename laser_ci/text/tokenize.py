@@ -29,6 +29,21 @@ What a warm prompt's output means is the model's ``warm_target``:
   ratio from 0.32 to 3.16 has the exponent ``+00`` and the first digit the model writes
   orders them (unscaled, 0.95 and 1.05 would be ``9.50e-01`` and ``1.05e+00``).
 
+Two more lines can close a prompt, appended by the model's own layer (never by the
+serializer, whose text stays the pinned contract) through :meth:`PromptCodec.with_prompt_lines`:
+
+* ``outcome: success`` (``outcome``): the conclusion the runtime is asked for. Training
+  writes each run's own conclusion, so failed runs still teach without blurring the answer
+  to "how long until it passes"; inference asks for ``success``.
+* ``reference: d.dde+dd`` (``cold_reference``, ratio models only): for a text without
+  history, a reference runtime in seconds (the tabular model's p50, computed out of fold
+  for training texts). The output is then ``RATIO_CENTER`` times the runtime over that
+  reference, as a warm output is over the history median, so the model learns corrections
+  to the reference instead of the level from scratch.
+
+They sit after the history block's configuration lines, the reference (or the history's
+median) last, nearest the output.
+
 Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
 to them), and each generated position is exactly one token. This module imports only
 ``tokenizers`` (no torch).
@@ -53,6 +68,8 @@ SPECIAL_TOKENS = [PAD, EOS, SEP]
 DEFAULT_VOCAB_SIZE = 8192
 WARM_TARGETS = ("runtime", "ratio")
 RATIO_CENTER = math.sqrt(10.0)
+OUTCOME_LINE = "outcome: "
+REFERENCE_LINE = "reference: "
 
 
 def pre_tokenizer() -> pre_tokenizers.PreTokenizer:
@@ -111,6 +128,8 @@ class PromptCodec:
     max_prompt_tokens: int = 512
     last_line_tokens: int = 96
     warm_target: str = "runtime"  # see the module doc
+    outcome: bool = False  # prompts end with an ``outcome:`` line
+    cold_reference: bool = False  # texts without history carry a ``reference:`` runtime
     # filled in __post_init__
     pad_id: int = field(init=False)
     eos_id: int = field(init=False)
@@ -121,6 +140,8 @@ class PromptCodec:
     def __post_init__(self) -> None:
         if self.warm_target not in WARM_TARGETS:
             raise ValueError(f"warm_target {self.warm_target!r}: expected one of {WARM_TARGETS}")
+        if self.cold_reference and self.warm_target != "ratio":
+            raise ValueError("cold_reference needs warm_target 'ratio' (outputs are ratios)")
         t = self.tokenizer
         self.pad_id, self.eos_id, self.sep_id = (t.token_to_id(s) for s in SPECIAL_TOKENS)
         self.token_ids = {}
@@ -151,19 +172,13 @@ class PromptCodec:
         rest. A longer body keeps its head and the start of its
         last line (at most ``last_line_tokens``; the serializer ends with the ``repo:``
         profile line)."""
-        parts = [split_history_block(t) for t in texts]
-        if self.warm_target == "ratio":
-            def relative(block: list[str]) -> list[str]:
-                line = relative_history_line(block[-1], self.codec.to_string, RATIO_CENTER)
-                return [*block[:-1], line]
-
-            parts = [(b, relative(block) if block else block) for b, block in parts]
-        bodies = [b.rstrip("\n") if block else b for b, block in parts]
-        config_texts = ["".join("\n" + line for line in block[:-1]) for _, block in parts]
+        prompts = [self._layout(t) for t in texts]
         encode = self.tokenizer.encode_batch
+        bodies = [body for body, _, _ in prompts]
+        config_texts = ["".join("\n" + line for line in config) for _, config, _ in prompts]
         encs = encode(bodies, add_special_tokens=False)
         configs = encode(config_texts, add_special_tokens=False)
-        numbers = encode(["\n" + block[-1] if block else "" for _, block in parts],
+        numbers = encode(["\n" + number if number else "" for _, _, number in prompts],
                          add_special_tokens=False)
         out = []
         n = self.max_prompt_tokens
@@ -173,6 +188,49 @@ class PromptCodec:
             tail = self._whole_lines(cfg, cfg_text, n // 3 - len(tail)) + tail
             out.append([self.eos_id, *self._fit(body, enc, n - len(tail)), *tail, self.sep_id])
         return out
+
+    def _layout(self, text: str) -> tuple[str, list[str], str | None]:
+        """(body, lines before the number line, number line) of one prompt: the history
+        block and the prompt lines moved to the end, the median or reference last."""
+        text, extra = self._split_prompt_lines(text)
+        body, block = split_history_block(text)
+        if block and self.warm_target == "ratio":
+            block = [*block[:-1], relative_history_line(block[-1], self.codec.to_string,
+                                                        RATIO_CENTER)]
+        if not block and not extra:
+            return body, [], None
+        outcome = [line for line in extra if line.startswith(OUTCOME_LINE)]
+        reference = [line for line in extra if line.startswith(REFERENCE_LINE)]
+        config, number = (block[:-1], block[-1]) if block else ([], None)
+        if reference and (number is None or parse_history(number) is None):
+            # no usable history (``history: none``): the reference is the nearest number
+            config, number = [*config, *([number] if number else [])], reference[-1]
+        return body.rstrip("\n"), [*config, *outcome], number
+
+    def _split_prompt_lines(self, text: str) -> tuple[str, list[str]]:
+        """``text`` without the prompt lines :meth:`with_prompt_lines` appended, and them."""
+        if not (self.outcome or self.cold_reference):
+            return text, []
+        lines = text.rstrip("\n").split("\n")
+        extra: list[str] = []
+        while len(lines) > 1 and lines[-1].startswith((OUTCOME_LINE, REFERENCE_LINE)):
+            extra.insert(0, lines.pop())
+        return ("\n".join(lines) + "\n", extra) if extra else (text, [])
+
+    def with_prompt_lines(self, text: str, *, outcome: str | None = "success",
+                          reference: float | None = None) -> str:
+        """``text`` with the lines this model's prompts end with (see the module doc):
+        ``outcome:`` when the model reads one, ``reference:`` for a text without history
+        when the model reads one and ``reference`` is a positive runtime."""
+        lines = []
+        if self.outcome and outcome:
+            lines.append(OUTCOME_LINE + outcome)
+        if (self.cold_reference and reference is not None and math.isfinite(reference)
+                and reference > 0 and parse_history(text) is None):
+            lines.append(REFERENCE_LINE + self.codec.to_string(reference))
+        if not lines:
+            return text
+        return text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
 
     @staticmethod
     def _whole_lines(enc: object, text: str, n: int) -> list[int]:
@@ -206,11 +264,24 @@ class PromptCodec:
     def reference(self, text: str) -> float | None:
         """What the output of ``text``'s prompt is relative to: its history median over
         ``RATIO_CENTER`` when the model's ``warm_target`` is ``ratio`` and the text has a
-        history block; else None (the output is the runtime itself)."""
+        history block; its ``reference:`` line's runtime over ``RATIO_CENTER`` when the
+        model reads one (``cold_reference``) and the text has no history; else None (the
+        output is the runtime itself)."""
         if self.warm_target != "ratio":
             return None
         h = parse_history(text)
-        return h["median"] / RATIO_CENTER if h is not None and h["median"] > 0 else None
+        if h is not None:
+            return h["median"] / RATIO_CENTER if h["median"] > 0 else None
+        if self.cold_reference:
+            _, extra = self._split_prompt_lines(text)
+            for line in reversed(extra):
+                if line.startswith(REFERENCE_LINE):
+                    try:
+                        value = float(line[len(REFERENCE_LINE):])
+                    except ValueError:
+                        return None
+                    return value / RATIO_CENTER if math.isfinite(value) and value > 0 else None
+        return None
 
     def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:
         """The skeleton ids for ``value`` (divided by ``reference``, if given) after the
