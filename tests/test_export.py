@@ -49,6 +49,7 @@ class Ex:
     kind: str = "job"
     conclusion: str = "success"
     repo: str = "o/r"
+    text_warm: str | None = None
 
 
 def synthetic_examples() -> list[Ex]:
@@ -331,3 +332,98 @@ def test_time_limits_stop_training(tmp_path: Path):
     log = run_training(data, tmp_path / "m", cfg, device="cpu", export=False)
     assert log["pretrain"]["steps"] == 31
     assert log["finetune"]["steps"] == 31
+
+
+# ---- prompt lines: outcome and a cold reference (laser_ci.training.references) ---------------
+
+
+def _tiny_tabular(examples):
+    from laser_ci.predictors.baselines import TabularPredictor
+    from laser_ci.training.baselines import Tabular, text_features
+
+    tab = Tabular(examples, text_features(examples))
+    names, model = tab.fit({"objective": "regression_l1", "num_leaves": 3, "rounds": 20,
+                            "min_repos": 1})
+    return TabularPredictor(names, model, -0.5, 0.5, info={"params": {}})
+
+
+def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path, tmp_path: Path):
+    """With ``cold_reference``: a cold text's prompt ends with the tabular p50 and its samples
+    are the loop's numbers times that p50 over √10; a warm text keeps the history median;
+    every prompt asks for ``outcome: success``; the reference files are hashed."""
+    from laser_ci.predictors.decode import sample_numbers
+    from laser_ci.training.references import attach_reference
+
+    examples = [replace_repo(e, f"o/r{i % 4}") for i, e in enumerate(synthetic_examples())]
+    tabular = _tiny_tabular(examples)
+    folder = tmp_path / "ref"
+    shutil.copytree(artifact, folder)
+    config = json.loads((folder / "laser.json").read_text())
+    config["prompt"]["warm_target"] = "ratio"
+    config["codec"]["min_exponent"] = -2
+    (folder / "laser.json").write_text(json.dumps(config))
+    attach_reference(folder, outcome=True, reference=tabular)
+    lm = LaserModel(folder, num_samples=8)
+    assert lm.prompt.outcome and lm.prompt.cold_reference
+    cold = examples[0].text
+    warm = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
+            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
+            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
+    p50 = tabular.predict([cold])[0].p50
+    texts = lm.prompt_texts([cold, warm])
+    assert texts[0].endswith(f"outcome: success\nreference: {lm.codec.to_string(p50)}\n")
+    assert texts[1].endswith("outcome: success\n") and "reference:" not in texts[1]
+    got = lm.sample([cold, warm])
+    raw = sample_numbers(lm.decoder, lm.prompt.encode_texts(texts), lm.skeleton, num_samples=8,
+                         seed=lm.seed, pad_id=lm.prompt.pad_id,
+                         stratified=lm.sampling == "stratified", max_batch_jobs=lm.batch_jobs)
+    ref = float(lm.codec.to_string(p50)) / 10**0.5  # the reference as the prompt writes it
+    np.testing.assert_allclose(got[0], raw[0] * ref)
+    np.testing.assert_allclose(got[1], raw[1] * 300.0 / 10**0.5)
+    # a tampered reference model is refused, like any hashed file of the folder
+    with open(folder / "reference" / "tabular.json", "a") as f:
+        f.write(" ")
+    with pytest.raises(ModelFileError, match="tabular.json"):
+        LaserModel(folder)
+
+
+def replace_repo(e: Ex, repo: str) -> Ex:
+    return Ex(e.text, e.runtime_s, e.kind, e.conclusion, repo)
+
+
+def test_out_of_fold_references_never_see_their_own_label():
+    from laser_ci.training.references import grid_point, out_of_fold_references, reference_key
+
+    @dataclass(frozen=True)
+    class Lab:
+        text: str
+        runtime_s: float
+        repo: str
+        workflow_path: str = ".github/workflows/ci.yml"
+        run_id: str = "1"
+        kind: str = "job"
+        job_name: str | None = "build"
+        text_warm: str | None = None
+
+    base = synthetic_examples()
+    examples = [Lab(e.text, e.runtime_s, f"o/r{i % 4}", run_id=str(i)) for i, e in enumerate(base)]
+    groups = [i % 4 for i in range(len(examples))]
+    params = {"objective": "regression_l1", "num_leaves": 3, "rounds": 20, "min_repos": 1,
+              "learning_rate": 0.05}
+    refs = out_of_fold_references(examples, groups, params, seeds=1)
+    assert set(refs) == {reference_key(e) for e in examples}
+    assert all(r > 0 for r in refs.values())
+    # change group 0's labels: its own references stay, the others move
+    changed = [Lab(e.text, e.runtime_s * (50.0 if g == 0 else 1.0), e.repo, run_id=e.run_id)
+               for e, g in zip(examples, groups, strict=True)]
+    again = out_of_fold_references(changed, groups, params, seeds=1)
+    same = [refs[reference_key(e)] == again[reference_key(e)] for e, g in zip(examples, groups,
+                                                                                strict=True)]
+    assert all(s for s, g in zip(same, groups, strict=True) if g == 0)
+    assert not all(s for s, g in zip(same, groups, strict=True) if g != 0)
+    # a lone group has nobody to learn from: no reference
+    assert out_of_fold_references(examples[:3], [0, 0, 0], params, seeds=1) == {}
+    with pytest.raises(ValueError, match="lack"):
+        grid_point({"objective": "huber"})
+    with pytest.raises(ValueError, match="one group per example"):
+        out_of_fold_references(examples, groups[:-1], params)
