@@ -1,14 +1,25 @@
 """``laser-ci estimate``: read workflows, predict every job, size it, and report.
 
+The pipeline: parse -> (with history) the instances of matrices computed at run time
+(:mod:`laser_ci.workflows.runtime_matrix`) -> serialize, with each job's own history ->
+predict -> size -> report dict.
+
 The result is a plain JSON-able dict (documented in the README, stable)::
 
     {"predictor": name,
-     "workflows": [{"path", "name", "triggers",
-                    "jobs": [{"id", "name", "line", "runs_on", "matrix", "dynamic_matrix",
-                              "needs", "timeout_minutes", "remote_workflow",
-                              "runtime_s": {"p10", "p50", "p90"}, ...sizing fields}],
+     "workflows": [{"path", "name", "triggers", "called_only", "called_by",
+                    "jobs": [{"id", "name", "label", "group", "line", "runs_on", "matrix",
+                              "dynamic_matrix", "expanded", "run_time", "runs_on_events",
+                              "needs", "timeout_minutes", "remote_workflow", "called_workflow",
+                              "runtime_s": {"p10", "p50", "p90"}, "history_runs",
+                              "history_source", ...sizing fields}],
                     "critical_path_s", "billable_s", ...}],
      "errors": [{"path", "line", "message"}]}
+
+History for a job is matched by its exact display name. An instance of a run-time matrix
+that has no runs of its own (new since its latest runs) is predicted from its
+configuration and its siblings': the latest runtime of each instance of the same job that
+has one, the instances most like it by name first (``history_source: "siblings"``).
 """
 
 from __future__ import annotations
@@ -28,8 +39,9 @@ from laser_ci.sizing.advice import Needs, PredictOn, advise
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
-from laser_ci.text.history import HistoryIndex
+from laser_ci.text.history import MAX_RUNS, HistoryIndex, PastRuns, RunJob
 from laser_ci.text.serialize import serialize_job
+from laser_ci.workflows import names, runtime_matrix
 from laser_ci.workflows.graph import critical_path
 from laser_ci.workflows.model import JobInstance, ReadError, RepoProfile, Workflow
 from laser_ci.workflows.parse import DiskFiles, FileSource, find_repo_root, read_workflows, workflow_targets
@@ -66,13 +78,19 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
     return {
         "id": job.id,
         "name": job.name,
+        "label": names.label(job.name_parts) if job.name_parts else job.name,
+        "group": job.group or job.name,
         "line": job.line,
         "runs_on": _json_value(job.runs_on),
         "matrix": _json_value(job.matrix),
         "dynamic_matrix": job.dynamic_matrix,
+        "expanded": job.expanded,
+        "run_time": {k: list(v) for k, v in job.run_time.items()},
+        "runs_on_events": None if job.events is None else list(job.events),
         "needs": list(job.needs),
         "timeout_minutes": _json_value(job.timeout_minutes),
         "remote_workflow": job.remote_workflow,
+        "called_workflow": job.called_workflow,
         "runtime_s": runtime.to_json(),
     }  # + "history_runs": earlier runs the prediction saw (None: cold start)
 
@@ -87,13 +105,16 @@ class _OtherRunners:
     in the real pass (the advice took another branch) is predicted on its own."""
 
     def __init__(self, predictor: Predictor, profile: RepoProfile | None,
-                 history: HistoryIndex | None) -> None:
+                 history: HistoryIndex | None,
+                 siblings: dict[str, dict[str, list[tuple[str, float]]]] | None = None) -> None:
         self.predictor, self.profile, self.history = predictor, profile, history
+        self.siblings = siblings or {}
         self.cache: dict[tuple[int, str], Runtime] = {}
         self.asked: dict[tuple[int, str], str] = {}
 
     def text(self, job: JobInstance, wf: Workflow, label: str) -> str:
-        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history)[0]
+        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history,
+                         self.siblings.get(wf.path))[0]
 
     def predict_on(self, key: int, job: JobInstance, wf: Workflow, placeholder: Runtime | None,
                    ) -> PredictOn:
@@ -132,31 +153,105 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
 
 
 def _job_text(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
-              history: HistoryIndex | None) -> tuple[str, int | None]:
+              history: HistoryIndex | None,
+              siblings: dict[str, list[tuple[str, float]]] | None = None,
+              ) -> tuple[str, int | None]:
     """The serialized job, with its history block when past runs are known; and their count."""
+    text, n, _source = _job_text_from(job, wf, profile, history, siblings)
+    return text, n
+
+
+def _job_text_from(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
+                   history: HistoryIndex | None,
+                   siblings: dict[str, list[tuple[str, float]]] | None,
+                   ) -> tuple[str, int | None, str | None]:
     cold = serialize_job(job, wf, profile)
-    past = history.for_job(wf.path, job.name) if history is not None else None
+    past, source = _past_of(job, wf, history, siblings)
     hist = past.history_for(cold) if past is not None else None
     if hist is None:
-        return cold, None
-    return serialize_job(job, wf, profile, history=hist), hist.n
+        return cold, None, None
+    return serialize_job(job, wf, profile, history=hist), hist.n, source
+
+
+def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None,
+             siblings: dict[str, list[tuple[str, float]]] | None,
+             ) -> tuple[PastRuns | None, str | None]:
+    """The job's own past runs (by exact display name); for an instance of a run-time matrix
+    without any, its siblings' (``siblings`` by job id)."""
+    if history is None:
+        return None, None
+    past = history.for_job(wf.path, job.name)
+    if past is not None and past.runtimes:
+        return past, "own"
+    if job.expanded and siblings and siblings.get(job.id):
+        return _from_siblings(job.name, siblings[job.id]), "siblings"
+    return None, None
+
+
+def _similarity(a: str, b: str) -> int:
+    """Characters two names share at their start and at their end."""
+    head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    tail = next((i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=False)) if x != y),
+                min(len(a), len(b)))
+    return head + tail
+
+
+def _from_siblings(name: str, siblings: list[tuple[str, float]]) -> PastRuns:
+    """The latest runtimes of the instances most like ``name`` (by name), the most alike
+    last, as the history of a new instance."""
+    ranked = sorted(siblings, key=lambda s: (_similarity(name, s[0]), s[0]))
+    return PastRuns(tuple(t for _, t in ranked[-MAX_RUNS:]))
+
+
+def _siblings(wf: Workflow, history: HistoryIndex | None) -> dict[str, list[tuple[str, float]]]:
+    """Per job id of a run-time matrix: each instance with a history and its latest runtime."""
+    if history is None:
+        return {}
+    latest: dict[str, list[tuple[str, float]]] = {}
+    for job in wf.jobs:
+        if not job.expanded:
+            continue
+        past = history.for_job(wf.path, job.name)
+        times = [t for t in (past.runtimes if past is not None else ()) if t and t > 0]
+        if times:
+            latest.setdefault(job.id, []).append((job.name, times[-1]))
+    return latest
+
+
+def _callers(workflows: Sequence[Workflow]) -> dict[str, list[str]]:
+    """Per workflow path, the estimated workflows that call it (through any chain)."""
+    out: dict[str, set[str]] = {}
+    for wf in workflows:
+        for job in wf.jobs:
+            for path in job.called_via:
+                if path != wf.path:
+                    out.setdefault(path, set()).add(wf.path)
+    return {path: sorted(paths) for path, paths in out.items()}
 
 
 def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError],
                        predictor: Predictor, profile: RepoProfile | None = None,
                        sizing: SizingOptions | None = None,
                        history: HistoryIndex | None = None) -> dict[str, Any]:
-    """Predict every job instance of ``workflows`` in one batch and assemble the result."""
+    """Predict every job instance of ``workflows`` in one batch and assemble the result.
+
+    With ``history``, a job whose matrix is computed at run time is first expanded into
+    the instances of its latest runs."""
     opts = sizing or SizingOptions()
-    prepared = [_job_text(job, wf, profile, history) for wf in workflows for job in wf.jobs]
-    texts = [t for t, _ in prepared]
-    warm = [n for _, n in prepared]
+    if history is not None:
+        workflows = [runtime_matrix.expand(wf, history.runs_of(wf.path)) for wf in workflows]
+    siblings = {wf.path: _siblings(wf, history) for wf in workflows}
+    prepared = [_job_text_from(job, wf, profile, history, siblings[wf.path])
+                for wf in workflows for job in wf.jobs]
+    texts = [t for t, _, _ in prepared]
+    warm = [(n, source) for _, n, source in prepared]
     runtimes = predictor.predict(texts) if texts else []
-    others = _OtherRunners(predictor, profile, history)
+    others = _OtherRunners(predictor, profile, history, siblings)
     pairs = [(job, wf) for wf in workflows for job in wf.jobs]
     for k, ((job, wf), rt) in enumerate(zip(pairs, runtimes, strict=True)):  # dry pass
         _size_job(job, rt, others.predict_on(k, job, wf, rt), opts)
     others.gather()
+    callers = _callers(workflows)
     out: list[dict[str, Any]] = []
     all_totals = []
     i = k = 0
@@ -164,11 +259,14 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs = [], []
-        for job, runtime, n in zip(wf.jobs, mine, warm[i - len(wf.jobs): i], strict=True):
+        for job, runtime, (n, source) in zip(wf.jobs, mine, warm[i - len(wf.jobs): i],
+                                             strict=True):
             fields, cost = _size_job(job, runtime, others.predict_on(k, job, wf, None), opts)
             k += 1
-            jobs.append({**_job_json(job, runtime), "history_runs": n, **fields})
-            costs.append(cost)
+            jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
+                         **fields})
+            if job.events != ():  # a job whose `if:` is false on every trigger never runs
+                costs.append(cost)
         past = history.for_workflow(wf.path) if history is not None else None
         counted = ((len(past.runtimes), past.span_days)
                    if past is not None and past.span_days else None)
@@ -179,14 +277,16 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         called_only = wf.triggers == ["workflow_call"]
         if not called_only:
             all_totals.append(totals)
+        p50 = [0.0 if job.events == () else r.p50 for job, r in zip(wf.jobs, mine, strict=True)]
         out.append({
             "path": wf.path,
             "name": wf.name,
             "triggers": wf.triggers,
             "called_only": called_only,
+            "called_by": callers.get(wf.path, []),
             "jobs": jobs,
-            "critical_path_s": round(critical_path(wf.jobs, [r.p50 for r in mine]), 1),
-            "billable_s": round(sum(r.p50 for r in mine), 1),
+            "critical_path_s": round(critical_path(wf.jobs, p50), 1),
+            "billable_s": round(sum(p50), 1),
             **totals.to_json(),
         })
     return {
@@ -201,6 +301,63 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         "assumptions": cost_assumptions(opts.visibility, opts.self_hosted_rate),
         "errors": [e.to_json() for e in errors],
     }
+
+
+def load_history(data_dir: str | os.PathLike[str], repo: str | None = None) -> HistoryIndex:
+    """The past runs of a folder ``laser-ci collect`` wrote, for ``estimate --history``.
+
+    :func:`laser_ci.training.collected.load_history_index` gives the jobs whose names the
+    workflow file gives statically. Added here: each run's job list as GitHub listed it
+    (``HistoryIndex.runs``: where the instances of a matrix computed at run time come
+    from) and the past runs of every listed name - such instances under the names GitHub
+    showed (``Unit Test / pkg 3/7 on ubuntu-latest/current``), with the configuration they
+    last ran: the job serialized from the latest run's files, its matrix expanded from the
+    runs up to then.
+    """
+    from laser_ci.training.collected import load_history_index
+    from laser_ci.training.examples import load_blobs, load_runs
+    from laser_ci.training.history import parse_time
+
+    index = load_history_index(data_dir, repo)
+    try:
+        rows = [r for r in load_runs(data_dir) if repo is None or r.get("repo") == repo]
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
+    order = sorted(range(len(rows)),
+                   key=lambda i: (parse_time(rows[i].get("commit_date")) or float("-inf"), i))
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    seen: set[str] = set()
+    for i in order:
+        rid = str(rows[i].get("id") or i)
+        if rid not in seen and isinstance(rows[i].get("jobs"), list):
+            seen.add(rid)
+            by_path.setdefault(str(rows[i].get("workflow_path") or ""), []).append(rows[i])
+    wanted = {b for runs in by_path.values() for b in (runs[-1].get("files") or {}).values()}
+    blobs = load_blobs(data_dir, wanted) if wanted else {}
+    for path, runs in by_path.items():
+        listed = [tuple(j for j in map(RunJob.from_collected, r["jobs"]) if j is not None)
+                  for r in runs]
+        index.add_listed(path, listed, _texts_at(path, runs[-1], blobs, listed))
+    return index
+
+
+def _texts_at(path: str, row: dict[str, Any], blobs: dict[str, str],
+              runs: Sequence[Sequence[RunJob]]) -> dict[str, str]:
+    """Each job of the workflow at ``row``'s files, run-time matrices expanded from
+    ``runs``, serialized without history, by display name; empty when unreadable."""
+    files = {p: blobs[b] for p, b in (row.get("files") or {}).items() if b in blobs}
+    try:
+        workflows, _errors = read_workflows(files, [path])
+    except Exception:  # noqa: BLE001 - an unreadable old commit only loses the diff
+        return {}
+    wf = next((w for w in workflows if w.path == path), None)
+    if wf is None:
+        return {}
+    profile = RepoProfile.from_json(row.get("repo_profile"))
+    out: dict[str, str] = {}
+    for job in runtime_matrix.expand(wf, runs).jobs:
+        out.setdefault(job.name, serialize_job(job, wf, profile))
+    return out
 
 
 def _default_predictor(model_dir: str | None) -> Predictor:
@@ -255,7 +412,8 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
               show_default=True, help="USD per minute charged for self-hosted runners.")
 @click.option("--history", "history_dir", type=click.Path(),
               help="A folder written by `laser-ci collect` for this repository: each job's "
-                   "earlier runs go into its prediction.")
+                   "earlier runs go into its prediction, and a matrix computed at run time "
+                   "is shown as the instances of its latest runs.")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
              visibility: str | None, runs_per_month: float | None,
              self_hosted_rate: float, history_dir: str | None) -> None:
@@ -266,9 +424,7 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
     try:
         history = None
         if history_dir is not None:
-            from laser_ci.training.collected import load_history_index
-
-            history = load_history_index(history_dir)
+            history = load_history(history_dir)
         result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing,
                                 history=history)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback

@@ -756,3 +756,61 @@ def test_repository_workflows_are_pinned_and_least_privilege():
                 if "uses" in step:
                     assert _pinned(step["uses"]), step["uses"]
                 assert "${{" not in step.get("run", "")
+
+
+# --- a large repository: shards of a matrix computed at run time --------------------------
+
+
+def test_pr_history_expands_run_time_shards_with_warm_predictions(tmp_path, monkeypatch):
+    """The shards of a matrix a script computes at run time are predicted one by one, each
+    from its own runs on the base branch, grouped in the comment; workflows that only run
+    when called are shown under their callers."""
+    import runtime_history as rh
+
+    tree = dict(rh.fixture_files(), **{"README.md": "# monorepo\n"})
+    ci = WF + "ci.yml"
+    head_tree = dict(tree, **{ci: tree[ci].replace("ruff check .", "ruff check . --fix")})
+    runs = rh.make_runs(days=1.5, runs_per_day=2)  # three runs, no suite split yet
+    with FakeGitHub() as gh:
+        gh.add_repo(REPO)
+        gh.add_commit(REPO, tree, sha=BASE_SHA, branch="main")
+        gh.add_commit(REPO, head_tree, sha=HEAD_SHA)
+        gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=BASE_SHA)
+        for row in runs:
+            gh.add_run(REPO, workflow_path=ci, head_sha=BASE_SHA, created_at=row["commit_date"],
+                       jobs=[{"name": j["name"], "started_at": j["started_at"],
+                              "completed_at": j["completed_at"], "conclusion": j["conclusion"],
+                              "labels": j["runner_labels"]} for j in row["jobs"]])
+        predictor = LengthPredictor()
+        result = _invoke(_env(tmp_path, gh), monkeypatch, predictor)
+        assert result.exit_code == 0, result.output
+        body = gh.comments(REPO, NUMBER)[0]["body"]
+        # no history asked for the workflows that only run when called
+        assert {r.path.rsplit("/", 2)[-2] for r in gh.requests_to(r"/runs$")} == {"ci.yml"}
+
+    data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    jobs = {j["name"]: j for w in data["workflows"] if w["path"] == ci for j in w["jobs"]}
+    shards = [j for n, j in jobs.items() if n.startswith("Unit Test / ")]
+    assert {j["name"] for j in shards} == {n for n in rh.latest_names(runs)
+                                           if n.startswith("Unit Test / ")}
+    assert len(shards) == 47 and all(j["expanded"] and j["history_runs"] == 3 for j in shards)
+    assert jobs["Unit Test / pkg 7/12 on windows-latest/current"]["runner"]["sku"] == "windows"
+    # the warm prediction is the shard's own median (the stand-in predictor reads it)
+    times = sorted(j["run_time_s"] for r in runs for j in r["jobs"]
+                   if j["name"] == "Unit Test / cli 2/3 on ubuntu-latest/current")
+    assert jobs["Unit Test / cli 2/3 on ubuntu-latest/current"]["runtime_s"]["p50"] == \
+        pytest.approx(times[1], abs=1)
+
+    # the comment: one group row for the shards, warm, with the shards folded out below
+    group = next(line for line in body.splitlines()
+                 if line.startswith("| **Unit Test / … … on …/…** · 47 instances"))
+    assert group.endswith("| warm (47) |") and "Σ " in group and "slowest " in group
+    assert "<summary>Unit Test / … … on …/…: 47 instances</summary>" in body
+    row = next(line for line in body.splitlines()
+               if line.startswith("| [Unit Test / cli 2/3 on ubuntu-latest/current]("))
+    assert row.endswith("| warm (3 runs) |")
+    assert f"/blob/{HEAD_SHA}/{WF}_unit.yml#L" in row  # the file and line that define it
+    # the called workflow is shown under its caller, not as a workflow of its own
+    assert "${{" not in body and "<code>.github/workflows/_unit.yml</code>" not in body
+    assert len(body) <= 65_536
+    assert "History: **60 of 60 jobs warm**" in body and "**1 of 1 workflow changed**" in body

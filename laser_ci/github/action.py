@@ -47,6 +47,7 @@ from laser_ci.report.comment import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,
     Context,
+    is_shortened,
     render_pr_comment,
     render_summary,
     totals,
@@ -248,7 +249,10 @@ def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
             f"no workflow files at {settings.workflows} (is the repository checked out?)"
         )
     targets, _errors = workflow_targets([str(target)], root.resolve())
-    history, info = _history(settings, None, settings.ref_name, targets)
+    from laser_ci.workflows.parse import DiskFiles
+
+    history, info = _history(settings, None, settings.ref_name,
+                             _with_runs([DiskFiles(root.resolve())], targets))
     result = dict(estimate_paths(
         [str(target)], repo_root=str(root), predictor=predictor,
         sizing=_sizing(settings), history=history,
@@ -308,7 +312,8 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     base_ref = str((pr.get("base") or {}).get("ref") or "") or None
     on_base = [to_base.get(p, p) for p in head_wfs if p not in added] + base_targets
     history, history_info = _history(
-        settings, repo, base_ref, list(dict.fromkeys(on_base)),
+        settings, repo, base_ref,
+        _with_runs([base_src.files, head_src.files], list(dict.fromkeys(on_base))),
         sources={base_sha: base_src, head_sha: head_src},
     )
     vis = {"sizing": _sizing(settings)}
@@ -334,7 +339,7 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     )
     body = render_pr_comment(head, base, changed, renamed=renamed, context=ctx, limit=COMMENT_LIMIT)
     summary = body
-    if len(body) >= COMMENT_LIMIT - 1000:  # the comment was cut: the summary has room for all
+    if is_shortened(body):  # the summary has room for all of it
         summary = render_pr_comment(
             head, base, changed, renamed=renamed, context=ctx, limit=SUMMARY_LIMIT
         )
@@ -353,6 +358,23 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
         "base": base,
     }
     return Outcome(result=result, markdown=summary, problems=problems, comment=comment)
+
+
+def _with_runs(sources: list[Any], paths: list[str]) -> list[str]:
+    """``paths`` without the workflows that only run when called: their jobs run (and are
+    listed) in their callers' runs, which is where their history comes from. ``sources``:
+    where to read the files, first hit wins."""
+    from laser_ci.workflows.parse import triggers_of
+    from laser_ci.workflows.yamlload import load_yaml
+
+    out = []
+    for path in paths:
+        raw = next((r for src in sources if (r := src.get(path)) is not None), None)
+        doc = load_yaml(raw).data if raw is not None else None
+        on = doc.get("on") if isinstance(doc, dict) else None
+        if triggers_of(on) != ["workflow_call"]:
+            out.append(path)
+    return out
 
 
 def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str], *,
@@ -401,13 +423,16 @@ def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
 
     jobs = dict(history.jobs)
     workflows = dict(history.workflows)
+    runs = dict(history.runs)
     for old, new in renamed.items():
         for (path, name), past in history.jobs.items():
             if path == old:
                 jobs[(new, name)] = past
         if old in history.workflows:
             workflows[new] = history.workflows[old]
-    return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source)
+        if old in history.runs:
+            runs[new] = history.runs[old]
+    return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source, runs=runs)
 
 
 def _sizing(settings: Settings) -> Any:

@@ -6,10 +6,13 @@
     GET /repos/{o}/{r}/actions/workflows/{file}/runs?branch=B&status=completed&per_page=N
         the newest ``max_runs`` completed runs on branch B
     GET /repos/{o}/{r}/actions/runs/{id}/jobs?filter=latest&per_page=100
-        only for runs the cache has not seen: per job display name, completed_at - started_at
+        only for runs the cache has not seen: per job display name, completed_at - started_at,
+        and the run's job list (names and runner labels, skipped jobs left out): where the
+        instances of a matrix computed at run time come from (``HistoryIndex.runs``)
     the workflow files at the newest run's head_sha (git tree + contents, as the Action reads
     a PR's head and base) -> each job serialized without history = ``previous_text``, so
-    the estimate can say what changed in a job's configuration since it last ran
+    the estimate can say what changed in a job's configuration since it last ran (run-time
+    matrices expanded from the runs' job lists)
 
 Job durations are measured as the training labels are (:func:`laser_ci.github.collect.job_seconds`);
 skipped and cancelled jobs and jobs without both timestamps do not count. A workflow's
@@ -41,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from laser_ci import __version__
-from laser_ci.text.history import HistoryIndex, PastRuns
+from laser_ci.text.history import HistoryIndex, PastRuns, RunJob
 
 DEFAULT_MAX_RUNS = 20
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 CACHE_MAX_RUNS = 200  # per workflow file; runs on other branches share the file
 MAX_PAGES = 10  # of 100 jobs each, for one run
 _SKIP = ("skipped", "cancelled")  # a cancelled job's duration is where it was cut
@@ -68,10 +71,23 @@ class _Run:
     created_at: str
     head_sha: str
     jobs: dict[str, float] = field(default_factory=dict)
+    listed: list[RunJob] = field(default_factory=list)  # every job the run listed, in order
 
     def to_json(self) -> dict[str, Any]:
         return {"attempt": self.attempt, "created_at": self.created_at,
-                "head_sha": self.head_sha, "jobs": self.jobs}
+                "head_sha": self.head_sha, "jobs": self.jobs,
+                "listed": [[j.name, list(j.labels), j.seconds] for j in self.listed]}
+
+
+def _listed(raw: Any) -> list[RunJob]:
+    """A cached job list; empty when unreadable."""
+    out: list[RunJob] = []
+    for item in raw if isinstance(raw, list) else ():
+        if isinstance(item, list) and len(item) == 3 and isinstance(item[0], str):
+            labels = tuple(str(x) for x in item[1]) if isinstance(item[1], list) else ()
+            seconds = float(item[2]) if isinstance(item[2], (int, float)) else None
+            out.append(RunJob(item[0], labels, seconds))
+    return out
 
 
 @dataclass(frozen=True)
@@ -109,7 +125,7 @@ def fetch_history(
         cached = _load_cache(cache_file, full_name, path)
         runs, stop = _runs(repo, path, branch, max_runs, cached["runs"])
         if runs:
-            texts = (_previous_texts(repo, path, runs[0].head_sha, cached, sources)
+            texts = (_previous_texts(repo, path, runs, cached, sources)
                      if stop is None else None)
             _add(index, path, runs, texts)
             for run in runs:
@@ -158,11 +174,12 @@ def _runs(repo: Any, path: str, branch: str, max_runs: int,
         if isinstance(seen, dict) and seen.get("attempt") == run.attempt \
                 and isinstance(seen.get("jobs"), dict):
             run.jobs = {str(k): float(v) for k, v in seen["jobs"].items()}
+            run.listed = _listed(seen.get("listed"))
         elif stop is not None:
             continue
         else:
             try:
-                run.jobs = _job_seconds(repo, run.id)
+                run.jobs, run.listed = _job_seconds(repo, run.id)
             except GithubException as exc:
                 if exc.status not in (404, 410):  # 404/410: deleted since it was listed
                     stop = _Stop(_failure_note(exc))
@@ -174,21 +191,27 @@ def _runs(repo: Any, path: str, branch: str, max_runs: int,
     return out, stop
 
 
-def _job_seconds(repo: Any, run_id: int) -> dict[str, float]:
-    """Per job display name, its duration in seconds, for the latest attempt of a run."""
+def _job_seconds(repo: Any, run_id: int) -> tuple[dict[str, float], list[RunJob]]:
+    """Per job display name, its duration in seconds, for the latest attempt of a run; and
+    every job the run listed but skipped ones (a skipped job never got its matrix)."""
     from laser_ci.github.collect import job_seconds
 
     url = f"{repo.url}/actions/runs/{run_id}/jobs"
     params = {"filter": "latest", "per_page": 100}
     out: dict[str, float] = {}
+    listed: list[RunJob] = []
     for job in islice(_pages(repo, url, params, "jobs"), 100 * MAX_PAGES):
         name = job.get("name")
-        if not name or job.get("conclusion") in _SKIP:
+        if not name or job.get("conclusion") == "skipped":
             continue
         seconds = job_seconds(job)
-        if seconds > 0:
+        timed = seconds > 0 and job.get("conclusion") not in _SKIP
+        labels = job.get("labels")
+        listed.append(RunJob(str(name), tuple(str(x) for x in labels)
+                             if isinstance(labels, list) else (), seconds if timed else None))
+        if timed:
             out.setdefault(str(name), seconds)  # duplicate display names: the first
-    return out
+    return out, listed
 
 
 def _pages(repo: Any, url: str, params: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
@@ -230,32 +253,39 @@ def _full_name(repo: Any) -> str:
 # --- the configuration the newest run ran -------------------------------------------------
 
 
-def _previous_texts(repo: Any, path: str, sha: str, cached: dict[str, Any],
+def _previous_texts(repo: Any, path: str, runs: Sequence[_Run], cached: dict[str, Any],
                     sources: MutableMapping[str, Any]) -> tuple[dict[str, str], str] | None:
-    """Each job of ``path`` at commit ``sha`` serialized without history, and the whole
-    workflow; from the cache when this laser-ci version serialized that commit before.
+    """Each job of ``path`` at the newest run's commit serialized without history (its
+    run-time matrices expanded from ``runs``, newest first), and the whole workflow; from
+    the cache when this laser-ci version serialized that commit and those job lists before.
     None when the files cannot be read (the diff is then unknown, never a failure)."""
+    sha = runs[0].head_sha
+    listed = [r.listed for r in reversed(runs)]  # oldest first
+    names = hashlib.sha256(json.dumps([[j.name for j in r] for r in listed]).encode())
+    key = names.hexdigest()[:16]
     seen = cached.get("texts")
     if isinstance(seen, dict) and seen.get("sha") == sha and seen.get("laser_ci") == __version__ \
+            and seen.get("names") == key \
             and isinstance(seen.get("jobs"), dict) and isinstance(seen.get("workflow"), str):
         return {str(k): str(v) for k, v in seen["jobs"].items()}, seen["workflow"]
     if not sha:
         return None
     try:
-        texts = _serialize_at(repo, path, sha, sources)
+        texts = _serialize_at(repo, path, sha, sources, listed)
     except Exception:  # noqa: BLE001 - an unreadable old commit only loses the diff
         return None
     if texts is not None:
-        cached["texts"] = {"sha": sha, "laser_ci": __version__, "jobs": texts[0],
-                           "workflow": texts[1]}
+        cached["texts"] = {"sha": sha, "laser_ci": __version__, "names": key,
+                           "jobs": texts[0], "workflow": texts[1]}
     return texts
 
 
-def _serialize_at(repo: Any, path: str, sha: str,
-                  sources: MutableMapping[str, Any]) -> tuple[dict[str, str], str] | None:
+def _serialize_at(repo: Any, path: str, sha: str, sources: MutableMapping[str, Any],
+                  listed: Sequence[Sequence[RunJob]] = ()) -> tuple[dict[str, str], str] | None:
     from laser_ci.github.refs import RefFiles
     from laser_ci.text.serialize import serialize_job, serialize_workflow
     from laser_ci.workflows.parse import read_workflows
+    from laser_ci.workflows.runtime_matrix import expand
 
     src = sources.get(sha)
     if src is None:
@@ -270,7 +300,7 @@ def _serialize_at(repo: Any, path: str, sha: str,
         return None
     profile = src.profile()
     jobs: dict[str, str] = {}
-    for job in wf.jobs:
+    for job in expand(wf, listed).jobs:
         jobs.setdefault(job.name, serialize_job(job, wf, profile))
     return jobs, serialize_workflow(wf, profile)
 
@@ -287,6 +317,9 @@ def _add(index: HistoryIndex, path: str, runs: Sequence[_Run],
     totals = tuple(sum(run.jobs.values()) for run in oldest_first if run.jobs)
     if totals:
         index.workflows[path] = PastRuns(totals, wf_text)
+    index.runs[path] = tuple(tuple(run.listed) if run.listed else
+                             tuple(RunJob(n, (), t) for n, t in run.jobs.items())
+                             for run in oldest_first)
 
 
 # --- the cache ----------------------------------------------------------------------------

@@ -10,9 +10,8 @@ from typing import Any
 
 import click
 
-from laser_ci.report.comment import (
-    over_timeout,
-)
+from laser_ci.report.comment import over_timeout
+from laser_ci.report.jobs import job_label
 
 
 def _escape_data(s: str) -> str:
@@ -39,24 +38,29 @@ def annotate(result: Mapping[str, Any]) -> None:
     for wf in result.get("workflows") or ():
         if only is not None and wf.get("path") not in only:
             continue  # on a PR, annotate what the PR touches, not every workflow every time
+        hits: dict[tuple[Any, Any, Any], list[tuple[Mapping[str, Any], float, float]]] = {}
         for job in wf.get("jobs") or ():
             hit = over_timeout(job)
-            if hit is None:
-                continue
-            p90_min, timeout = hit
+            if hit is not None:
+                # the file that defines the job: its line is in it (a reusable workflow's)
+                where = (job.get("called_workflow") or wf.get("path"), job.get("line"),
+                         job.get("id"))
+                hits.setdefault(where, []).append((job, *hit))
+        for (path, line, _id), found in hits.items():
+            job, p90_min, timeout = max(found, key=lambda h: h[1])
             limit = (
                 f"its timeout-minutes: {timeout:g}"
                 if job.get("timeout_minutes") is not None
                 else f"GitHub's default timeout of {timeout:g} min"
             )
-            emit(
-                "notice",
-                f"Job '{job.get('name')}' has a predicted p90 runtime of {p90_min:.0f} min, "
-                f"above {limit}.",
-                file=wf.get("path"),
-                line=job.get("line"),
-                title="laser-ci: may hit its timeout",
-            )
+            if len(found) == 1:
+                text = (f"Job '{job_label(job)}' has a predicted p90 runtime of "
+                        f"{p90_min:.0f} min, above {limit}.")
+            else:  # the instances of one job: one notice
+                text = (f"{len(found)} instances of job '{job.get('group') or job_label(job)}' "
+                        f"have a predicted p90 runtime above {limit}, up to {p90_min:.0f} min "
+                        f"('{job_label(job)}').")
+            emit("notice", text, file=path, line=line, title="laser-ci: may hit its timeout")
     for e in result.get("errors") or ():
         emit("warning", str(e.get("message")), file=e.get("path"), line=e.get("line"),
               title="laser-ci: cannot read")

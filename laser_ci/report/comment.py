@@ -13,6 +13,14 @@ own comment again and edits it in place. It is compact: a headline with the tota
 biggest changes, everything else folded in ``<details>``. Runner, cost and advice fields are
 assumptions of the sizing model, so they only appear folded under "Assumptions".
 
+Rows follow :mod:`laser_ci.report.jobs`: no raw ``${{ }}`` (a part of a name only known at
+run time is ``…``), workflows that only run when called appear under their callers, and the
+instances of a job with at least :data:`~laser_ci.report.jobs.GROUP_MIN` of them are one
+row (count, summed median, slowest instance) with the instances folded out below the
+table. When the comment would pass GitHub's limit it is shortened step by step: instance
+rows without links and costs per job group, then every job with several instances as one
+row, and only then cut.
+
 Every job row says whether its prediction was **warm** (the job's ``history_runs`` earlier runs
 were part of the model's input: "warm (12 runs)") or **cold** (the workflow file alone); the
 headline counts the warm jobs. Notes about the history (``result["history"]["notes"]``, e.g. a
@@ -26,6 +34,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from laser_ci.report.jobs import (
+    GROUP_MIN,
+    Group,
+    events_words,
+    grouped,
+    hide_expressions,
+    job_label,
+    run_time_words,
+    visible_workflows,
+)
 from laser_ci.report.render import format_duration
 
 MARKER = "<!-- laser-ci:sticky-comment -->"
@@ -40,6 +58,20 @@ _TRUNCATED_NOTE = (
     "\n\n> [!NOTE]\n> This comment was cut to fit GitHub's 65,536-character limit. "
     "The full report is in the job summary and in the Action's `json` output.\n"
 )
+_SHORTENED_NOTE = (
+    "> [!NOTE]\n> Shortened to fit GitHub's 65,536-character limit: {what}. "
+    "The full report is in the job summary and in the Action's `json` output.\n"
+)
+_SHORTENED = {
+    1: "instance rows without links, costs per job",
+    0: "the instances of each job with several of them are one row",
+}
+
+
+def is_shortened(text: str) -> bool:
+    """True when a comment was shortened or cut to fit its limit: the full report needs a
+    larger one (the job summary)."""
+    return "to fit GitHub's 65,536-character limit" in text
 
 
 # --- diff ---------------------------------------------------------------------------------
@@ -101,8 +133,8 @@ def diff_results(
     unchanged workflow of ``head`` (status ``unchanged``, jobs listed without a base).
     """
     renamed = dict(renamed or {})
-    head_wfs = {str(w.get("path")): w for w in head.get("workflows") or ()}
-    base_wfs = {str(w.get("path")): w for w in (base or {}).get("workflows") or ()}
+    head_wfs = {str(w.get("path")): w for w in visible_workflows(head)}
+    base_wfs = {str(w.get("path")): w for w in visible_workflows(base or {})}
     to_head = {b: h for b, h in renamed.items()}
     to_base = {h: b for b, h in renamed.items()}
     changed_head: set[str] = set()
@@ -170,8 +202,9 @@ class Totals:
 
 
 def totals(result: Mapping[str, Any]) -> Totals:
-    """The totals of one estimate result (what the Action writes as its outputs)."""
-    return Totals.of(result.get("workflows") or ())
+    """The totals of one estimate result (what the Action writes as its outputs); a
+    workflow that only runs when called counts as part of its callers."""
+    return Totals.of(visible_workflows(result))
 
 
 # --- rendering ----------------------------------------------------------------------------
@@ -214,15 +247,29 @@ def render_pr_comment(
     base_wfs += [d.base for d in changed_diffs if d.base is not None]
     base_totals = Totals.of(base_wfs)
 
-    parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
-    parts.append(_errors(head, ctx))
-    parts.append(_history_notes(head))
-    parts.extend(_workflow_block(d, ctx, compare=True) for d in changed_diffs)
-    if unchanged:
-        parts.append(_unchanged_block(unchanged, ctx))
-    parts.append(_assumptions([d.head for d in diffs if d.head is not None]))
-    parts.append(_footer(head))
-    return _fit([p for p in parts if p], limit)
+    def render(detail: int) -> str:
+        parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
+        if detail < 2:
+            parts.append(_SHORTENED_NOTE.format(what=_SHORTENED[detail]))
+        parts.append(_errors(head, ctx))
+        parts.append(_history_notes(head))
+        parts.extend(_workflow_block(d, ctx, compare=True, detail=detail) for d in changed_diffs)
+        if unchanged:
+            parts.append(_unchanged_block(unchanged, ctx, detail=detail))
+        parts.append(_assumptions([d.head for d in diffs if d.head is not None], detail=detail))
+        parts.append(_footer(head))
+        return "\n".join(p for p in parts if p)
+
+    return _fit_detail(render, limit)
+
+
+def _fit_detail(render: Any, limit: int) -> str:
+    """The most detailed rendering that fits ``limit``; cut (with a note) as a last resort."""
+    for detail in (2, 1, 0):
+        text = render(detail)
+        if len(text) <= limit:
+            return text
+    return _fit([text], limit)
 
 
 def render_summary(
@@ -233,7 +280,7 @@ def render_summary(
 ) -> str:
     """The job summary for events without a base to compare with (push, dispatch, ...)."""
     ctx = context or Context()
-    wfs = list(result.get("workflows") or ())
+    wfs = visible_workflows(result)
     t = totals(result)
     head = (
         "### ⏱️ laser-ci: predicted CI runtime\n\n"
@@ -246,21 +293,26 @@ def render_summary(
     warm = _warm_line(result)
     if warm:
         head += "\n\n" + warm
-    parts = [head + "\n"]
-    parts.append(_errors(result, ctx))
-    parts.append(_history_notes(result))
-    for wf in wfs:
-        d = WorkflowDiff(
-            str(wf.get("path")),
-            "unchanged",
-            wf,
-            None,
-            [JobDiff(_job_name(j), "unchanged", head=j) for j in wf.get("jobs") or ()],
-        )
-        parts.append(_workflow_block(d, ctx, compare=False, open_=True))
-    parts.append(_assumptions(wfs))
-    parts.append(_footer(result))
-    return _fit([p for p in parts if p], limit)
+    def render(detail: int) -> str:
+        parts = [head + "\n"]
+        if detail < 2:
+            parts.append(_SHORTENED_NOTE.format(what=_SHORTENED[detail]))
+        parts.append(_errors(result, ctx))
+        parts.append(_history_notes(result))
+        for wf in wfs:
+            d = WorkflowDiff(
+                str(wf.get("path")),
+                "unchanged",
+                wf,
+                None,
+                [JobDiff(_job_name(j), "unchanged", head=j) for j in wf.get("jobs") or ()],
+            )
+            parts.append(_workflow_block(d, ctx, compare=False, open_=True, detail=detail))
+        parts.append(_assumptions(wfs, detail=detail))
+        parts.append(_footer(result))
+        return "\n".join(p for p in parts if p)
+
+    return _fit_detail(render, limit)
 
 
 def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
@@ -326,7 +378,8 @@ def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
             d = job.delta_s
             if d is None or (job.status == "changed" and abs(d) < 0.5):
                 continue
-            label = f"**{_md(wf.name)} / {_md(job.name)}**"
+            j = job.head if job.head is not None else job.base or {}
+            label = f"**{_md(wf.name)} / {_md(job_label(j) if j else job.name)}**"
             if job.status == "new":
                 text = f"{label} new job ({_dur(d)})"
             elif job.status == "removed":
@@ -338,7 +391,81 @@ def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
     return [text for _, text in ranked[:BIGGEST_CHANGES]]
 
 
-def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool = False) -> str:
+def _diff_groups(jobs: Sequence[JobDiff], detail: int) -> list[JobDiff | list[JobDiff]]:
+    """The jobs in order, the instances of a job with many of them as one list (with
+    ``detail`` 0: every job with more than one instance)."""
+    by_key = {id(j): (j.head if j.head is not None else j.base or {}) for j in jobs}
+    keyed = {id(j): str(by_key[id(j)].get("id") or j.name) for j in jobs}
+    groups = grouped([{"id": keyed[id(j)], "job": j} for j in jobs],
+                     GROUP_MIN if detail > 0 else 2)
+    return [[m["job"] for m in g.jobs] if isinstance(g, Group) else g["job"] for g in groups]
+
+
+def _group_label(members: Sequence[JobDiff]) -> str:
+    first = members[0].head if members[0].head is not None else members[0].base or {}
+    return hide_expressions(str(first.get("group") or first.get("name") or "?"))
+
+
+def _group_history(members: Sequence[JobDiff]) -> str:
+    heads = [m.head for m in members if m.head is not None]
+    warm = sum(1 for j in heads if _history_runs(j) is not None)
+    if not heads:
+        return "–"
+    if warm == len(heads):
+        return f"warm ({warm})"
+    return "cold" if warm == 0 else f"{warm} warm, {len(heads) - warm} cold"
+
+
+def _group_row(members: Sequence[JobDiff], *, compare: bool, folded: bool) -> list[str]:
+    heads = [m.head for m in members if m.head is not None]
+    total = sum(x for j in heads if (x := _p50(j)) is not None)
+    slowest = max((_p50(j) or 0.0 for j in heads), default=None)
+    new = sum(1 for m in members if m.status == "new")
+    removed = sum(1 for m in members if m.status == "removed")
+    extra = ", ".join(x for x in (f"{new} new" if new else "", f"{removed} removed"
+                                                              if removed else "") if x)
+    name = (f"**{_md(_group_label(members))}** · {_plural(len(heads), 'instance')}"
+            + (f" ({extra})" if extra else "") + (" (below)" if folded else ""))
+    row = [name, f"Σ {_dur(total) if heads else '–'}",
+           f"slowest {_dur(slowest)}" if heads else "–"]
+    if compare:
+        base = sum(x for m in members if m.base is not None and (x := _p50(m.base)) is not None)
+        row.append(_delta(total - base) if any(m.base is not None for m in members)
+                   else "new job")
+    row.append(_group_history(members))
+    return row
+
+
+def _job_row(job: JobDiff, ctx: Context, path: str, *, compare: bool, links: bool
+             ) -> tuple[list[str], bool]:
+    j = job.head if job.head is not None else job.base or {}
+    name = _job_cell(job, ctx if links else Context(), path)
+    flagged = job.head is not None and over_timeout(job.head) is not None
+    if flagged:
+        name += " ⚠️"
+    if job.status == "removed":
+        return [f"~~{name}~~", "–", "–", f"removed job (was {_dur(_p50(j))})", "–"], flagged
+    rt = j.get("runtime_s") or {}
+    row = [name, _dur(_num(rt.get("p50"))), _band(rt)]
+    if compare:
+        row.append("new job" if job.status == "new" else _delta(job.delta_s))
+    row.append(_history_cell(j))
+    return row, flagged
+
+
+def _legend(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """In words, what of the shown jobs only the run knows (new results only)."""
+    seen: dict[str, str] = {}
+    for job in jobs:
+        words = "; ".join(w for w in (run_time_words(job), events_words(job)) if w)
+        if words:
+            seen.setdefault(words, job_label(job))
+    # the words are ours; the references in them are code spans (see jobs.code)
+    return [f"- **{_md(label)}**: {words}" for words, label in seen.items()]
+
+
+def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool = False,
+                    detail: int = 2) -> str:
     wf = d.head if d.head is not None else d.base or {}
     title = f"<b>{_html(d.name)}</b> <code>{_html(d.path)}</code>"
     if compare and d.status == "new":
@@ -354,30 +481,34 @@ def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool
     if compare and d.status == "changed":
         stats += f" ({_delta(d.delta('billable_s'))})"
     out = [f"<details{' open' if open_ else ''}><summary>{title}: {stats}</summary>", ""]
-    if compare:
-        out.append("| Job | Median | p10–p90 | vs base | History |")
-        out.append("|---|--:|--:|--:|---|")
-    else:
-        out.append("| Job | Median | p10–p90 | History |")
-        out.append("|---|--:|--:|---|")
+    header = (["| Job | Median | p10–p90 | vs base | History |", "|---|--:|--:|--:|---|"]
+              if compare else ["| Job | Median | p10–p90 | History |", "|---|--:|--:|---|"])
+    out += header
     flagged = False
-    for job in d.jobs:
-        j = job.head if job.head is not None else job.base or {}
-        name = _job_cell(job, ctx, d.path)
-        if job.head is not None and over_timeout(job.head):
-            name += " ⚠️"
-            flagged = True
-        if job.status == "removed":
-            row = [f"~~{name}~~", "–", "–", f"removed job (was {_dur(_p50(j))})", "–"]
-        else:
-            rt = j.get("runtime_s") or {}
-            row = [name, _dur(_num(rt.get("p50"))), _band(rt)]
-            if compare:
-                row.append("new job" if job.status == "new" else _delta(job.delta_s))
-            row.append(_history_cell(j))
+    folded: list[list[JobDiff]] = []
+    for entry in _diff_groups(d.jobs, detail):
+        if isinstance(entry, list):
+            if detail > 0:
+                folded.append(entry)
+            out.append("| " + " | ".join(_group_row(entry, compare=compare,
+                                                     folded=detail > 0)) + " |")
+            flagged = flagged or any(m.head is not None and over_timeout(m.head) for m in entry)
+            continue
+        row, warn = _job_row(entry, ctx, d.path, compare=compare, links=True)
+        flagged = flagged or warn
         out.append("| " + " | ".join(row) + " |")
     if not d.jobs:
         out.append("| *(no jobs)* | | | |" + (" |" if compare else ""))
+    for members in folded:
+        out += ["", f"<details><summary>{_html(_group_label(members))}: "
+                    f"{_plural(len(members), 'instance')}</summary>", "", *header]
+        for job in members:
+            row, _warn = _job_row(job, ctx, d.path, compare=compare, links=detail > 1)
+            out.append("| " + " | ".join(row) + " |")
+        out += ["", "</details>"]
+    legend = _legend([j.head for j in d.jobs if j.head is not None])
+    if legend:
+        out += ["", *legend]
     if flagged:
         out.append("")
         out.append("⚠️ the p90 runtime exceeds the job's `timeout-minutes` (default 360).")
@@ -385,7 +516,7 @@ def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool
     return "\n".join(out) + "\n"
 
 
-def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context) -> str:
+def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context, detail: int = 2) -> str:
     n_jobs = sum(len(d.jobs) for d in diffs)
     out = [
         f"<details><summary>Unchanged workflows: {_plural(len(diffs), 'workflow')}, "
@@ -394,6 +525,7 @@ def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context) -> str:
         "| Workflow | Job | Median | p10–p90 | History |",
         "|---|---|--:|--:|---|",
     ]
+    folded: list[tuple[WorkflowDiff, list[JobDiff]]] = []
     for d in diffs:
         wf = d.head or {}
         first = (
@@ -402,35 +534,70 @@ def _unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context) -> str:
         )
         if not d.jobs:
             out.append(f"| {first} | *(no jobs)* | | | |")
-        for i, job in enumerate(d.jobs):
-            rt = (job.head or {}).get("runtime_s") or {}
-            name = _job_cell(job, ctx, d.path)
-            if job.head is not None and over_timeout(job.head):
-                name += " ⚠️"
-            out.append(
-                f"| {first if i == 0 else ''} | {name} | {_dur(_num(rt.get('p50')))} | {_band(rt)} "
-                f"| {_history_cell(job.head or {})} |"
-            )
-    out += ["", "</details>", ""]
+        for i, entry in enumerate(_diff_groups(d.jobs, detail)):
+            lead = first if i == 0 else ""
+            if isinstance(entry, list):
+                if detail > 0:
+                    folded.append((d, entry))
+                name, total, slowest, history = _group_row(entry, compare=False,
+                                                           folded=detail > 0)
+                out.append(f"| {lead} | {name} | {total} | {slowest} | {history} |")
+                continue
+            row, _warn = _job_row(entry, ctx, d.path, compare=False, links=True)
+            out.append(f"| {lead} | " + " | ".join(row) + " |")
+    out.append("")
+    for d, members in folded:
+        out += [f"<details><summary>{_html(d.name)} / {_html(_group_label(members))}: "
+                f"{_plural(len(members), 'instance')}</summary>", "",
+                "| Job | Median | p10–p90 | History |", "|---|--:|--:|---|"]
+        for job in members:
+            row, _warn = _job_row(job, ctx, d.path, compare=False, links=detail > 1)
+            out.append("| " + " | ".join(row) + " |")
+        out += ["", "</details>", ""]
+    out += ["</details>", ""]
     return "\n".join(out)
 
 
-def _assumptions(workflows: Sequence[Mapping[str, Any]]) -> str:
+def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str:
     rows: list[str] = []
     advice: list[str] = []
     costs: list[str] = []
     for wf in workflows:
         wname = _md(str(wf.get("name") or wf.get("path")))
-        for job in wf.get("jobs") or ():
-            label = f"{wname} / {_md(_job_name(job))}"
-            runner = job.get("runner")
-            cost = _num(job.get("cost_usd"))
-            if runner or cost is not None:
-                rows.append(f"| {label} | {_runner_text(runner)} | {_usd(cost)} |")
-            for a in job.get("advice") or ():
-                if isinstance(a, Mapping) and a.get("message"):
+        jobs = list(wf.get("jobs") or ())
+        entries = grouped(jobs, 2) if detail < 2 else jobs
+        for entry in entries:
+            members = entry.jobs if isinstance(entry, Group) else [entry]
+            first = members[0]
+            if isinstance(entry, Group):
+                label = f"{wname} / {_md(entry.label)} ({_plural(entry.count, 'instance')})"
+                runners = {_runner_text(j.get("runner")) for j in members}
+                runner_cell = runners.pop() if len(runners) == 1 else f"{len(runners)} runners"
+                cost = entry.cost_usd
+                rows.append(f"| {label} | {runner_cell} | {_usd(cost)} |")
+            else:
+                label = f"{wname} / {_md(job_label(first))}"
+                runner = first.get("runner")
+                cost = _num(first.get("cost_usd"))
+                if runner or cost is not None:
+                    rows.append(f"| {label} | {_runner_text(runner)} | {_usd(cost)} |")
+            said: set[str] = set()
+            for job in members:
+                for a in job.get("advice") or ():
+                    if not (isinstance(a, Mapping) and a.get("message")):
+                        continue
                     kind = f"`{a['kind']}` " if a.get("kind") else ""
-                    advice.append(f"- {label}: {kind}{_md(str(a['message']))}")
+                    if isinstance(entry, Group):
+                        if str(a.get("kind")) in said:
+                            continue
+                        said.add(str(a.get("kind")))
+                        n = sum(1 for m in members if any(
+                            isinstance(b, Mapping) and b.get("kind") == a.get("kind")
+                            for b in m.get("advice") or ()))
+                        advice.append(f"- {label}: {kind}{n} of them, e.g. "
+                                      f"{_md(job_label(job))}: {_md(str(a['message']))}")
+                    else:
+                        advice.append(f"- {label}: {kind}{_md(str(a['message']))}")
         wcost = _num(wf.get("cost_usd"))
         if wcost is not None:
             costs.append(f"{wname} {_usd(wcost)}")
@@ -488,12 +655,14 @@ def _history_runs(job: Mapping[str, Any]) -> int | None:
 def _history_cell(job: Mapping[str, Any]) -> str:
     """``warm (12 runs)`` when the prediction saw earlier runs of the job, else ``cold``."""
     n = _history_runs(job)
+    if n is not None and job.get("history_source") == "siblings":
+        return f"warm (its siblings' latest {_plural(n, 'run')})"  # new since its latest runs
     return "cold" if n is None else f"warm ({_plural(n, 'run')})"
 
 
 def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:
     """(warm jobs, all jobs) over the workflows of one estimate result."""
-    jobs = [j for wf in result.get("workflows") or () for j in wf.get("jobs") or ()]
+    jobs = [j for wf in visible_workflows(result) for j in wf.get("jobs") or ()]
     return sum(1 for j in jobs if _history_runs(j) is not None), len(jobs)
 
 
@@ -539,12 +708,14 @@ def _fit(parts: Sequence[str], limit: int) -> str:
 
 def _job_cell(job: JobDiff, ctx: Context, path: str) -> str:
     j = job.head if job.head is not None else job.base or {}
-    name = _md(job.name)
+    name = _md(job_label(j) if j else job.name)
     line = j.get("line") if job.head is not None else None
-    url = ctx.blob_url(path, line if isinstance(line, int) else None)
+    # the line is in the file that defines the job: a reusable workflow's for its jobs
+    where = str(j.get("called_workflow") or path)
+    url = ctx.blob_url(where, line if isinstance(line, int) else None)
     if url and job.head is not None:
         name = f"[{name}]({url})"
-    if j.get("dynamic_matrix"):
+    if j.get("dynamic_matrix") and not j.get("expanded"):
         name += " *(dynamic matrix)*"
     return name
 

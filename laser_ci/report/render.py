@@ -1,11 +1,28 @@
-"""Render an estimate result (see :mod:`laser_ci.estimate`) as a table, JSON or Markdown."""
+"""Render an estimate result (see :mod:`laser_ci.estimate`) as a table, JSON or Markdown.
+
+Rows follow :mod:`laser_ci.report.jobs`: no raw ``${{ }}``, what only the run knows said in
+words, workflows that only run when called listed under their callers, and the instances
+of a job with many of them grouped (count, summed median, slowest instance; in Markdown
+the instances fold out).
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from laser_ci.report.jobs import (
+    Group,
+    events_words,
+    grouped,
+    job_label,
+    run_time_words,
+    runner_label,
+    visible_workflows,
+)
 
 
 def format_duration(seconds: float | None) -> str:
@@ -25,24 +42,38 @@ def format_band(runtime: dict[str, float]) -> str:
     return f"{format_duration(runtime['p10'])} – {format_duration(runtime['p90'])}"
 
 
-def runner_label(job: dict[str, Any]) -> str:
-    runs_on = job.get("runs_on")
-    if job.get("remote_workflow"):
-        return "(reusable: " + str(job["remote_workflow"]) + ")"
-    if isinstance(runs_on, list):
-        return ", ".join(str(x) for x in runs_on)
-    if isinstance(runs_on, dict):
-        return json.dumps(runs_on, separators=(",", ":"))
-    return "?" if runs_on is None else str(runs_on)
-
-
-def _job_note(job: dict[str, Any]) -> str:
+def _job_note(job: Mapping[str, Any]) -> str:
     notes = []
-    if job.get("dynamic_matrix"):
+    if "run_time" in job:
+        words = run_time_words(job)
+        if words:
+            notes.append(words)
+    elif job.get("dynamic_matrix"):
         notes.append("dynamic matrix: expanded at run time, shown as one job")
+    if job.get("history_source") == "siblings":
+        notes.append("new since its latest runs: predicted from its configuration and the "
+                     "latest runs of the other instances")
+    events = events_words(job)
+    if events:
+        notes.append(events)
     if job.get("remote_workflow"):
         notes.append("remote reusable workflow: its jobs are not read")
     return "; ".join(notes)
+
+
+def _notes(jobs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int]]:
+    """(first job label, note, how many jobs) per distinct note, in order."""
+    seen: dict[str, list[Any]] = {}
+    for job in jobs:
+        note = _job_note(job)
+        if note:
+            seen.setdefault(note, [job_label(job), 0])[1] += 1
+    return [(label, note, n) for note, (label, n) in seen.items()]
+
+
+def _common_runner(group: Group) -> str:
+    runners = list(dict.fromkeys(runner_label(j) for j in group.jobs))
+    return runners[0] if len(runners) == 1 else f"{len(runners)} runners"
 
 
 def _cost(job_or_wf: dict[str, Any]) -> str:
@@ -58,7 +89,7 @@ def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:
             # the same advice on several jobs: same kind, same opening words
             opening = " ".join(re.sub(r"[\d.$]+", "#", advice["message"]).split()[:4])
             by_kind.setdefault(f"{advice['kind']}: {opening}", []).append(
-                (job["name"], advice["message"]))
+                (job_label(job), advice["message"]))
     out = []
     for key, items in by_kind.items():
         kind = key.split(":", 1)[0]
@@ -70,23 +101,42 @@ def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _group_cells(group: Group) -> tuple[str, str, str, str, str]:
+    slowest = group.slowest
+    slow = format_duration((slowest or {}).get("runtime_s", {}).get("p50")) if slowest else "?"
+    cost = group.cost_usd
+    return (f"{group.label} · {_plural(group.count, 'instance')}", _common_runner(group),
+            f"Σ {format_duration(group.total_s)}", f"slowest {slow}",
+            "" if cost is None else f"${cost:,.3f}")
+
+
 def render_table(result: dict[str, Any]) -> str:
     lines: list[str] = []
-    for wf in result["workflows"]:
+    workflows = visible_workflows(result)
+    for wf in workflows:
         lines.append(f"{wf['path']}  ({wf['name']})")
         rows = [("job", "runner", "p50", "p10 – p90", "cost")]
-        for job in wf["jobs"]:
-            rows.append((job["name"], runner_label(job), format_duration(job["runtime_s"]["p50"]),
-                         format_band(job["runtime_s"]), _cost(job)))
+        for entry in grouped(wf["jobs"]):
+            jobs = entry.jobs if isinstance(entry, Group) else [entry]
+            if isinstance(entry, Group):
+                rows.append(_group_cells(entry))
+            for job in jobs:
+                indent = "  " if isinstance(entry, Group) else ""
+                rows.append((indent + job_label(job), runner_label(job),
+                             format_duration(job["runtime_s"]["p50"]),
+                             format_band(job["runtime_s"]), _cost(job)))
         widths = [min(max(len(r[c]) for r in rows), 60) for c in range(5)]
         for r in rows:
             cells = [(r[c][: widths[c] - 1] + "…") if len(r[c]) > widths[c] else r[c]
                      for c in range(5)]
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-        for job in wf["jobs"]:
-            note = _job_note(job)
-            if note:
-                lines.append(f"  note: {job['name']}: {note}")
+        for label, note, n in _notes(wf["jobs"]):
+            more = f" (and {n - 1} more)" if n > 1 else ""
+            lines.append(f"  note: {label}{more}: {note}")
         lines.extend(_advice_lines(wf["jobs"]))
         total = (f"  critical path {format_duration(wf['critical_path_s'])}"
                  f" · billable {format_duration(wf['billable_s'])}")
@@ -94,10 +144,10 @@ def render_table(result: dict[str, Any]) -> str:
             total += f" · cost {_cost(wf)} per run"
         lines.append(total)
         lines.append("")
-    if not result["workflows"]:
+    if not workflows:
         lines.append("no workflows estimated")
         lines.append("")
-    if result.get("assumptions") and result["workflows"]:
+    if result.get("assumptions") and workflows:
         lines.append("assumptions: " + " ".join(result["assumptions"]))
     lines.append(f"predictor: {result['predictor']}")
     return "\n".join(lines) + "\n"
@@ -107,9 +157,17 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _md_row(job: Mapping[str, Any]) -> str:
+    marker = " ⚠️ dynamic matrix" if job.get("dynamic_matrix") and not job.get("expanded") else ""
+    return (f"| {_md(job_label(job))}{marker} | `{_md(runner_label(job))}` | "
+            f"{format_duration(job['runtime_s']['p50'])} | {format_band(job['runtime_s'])} | "
+            f"{_cost(job) or '–'} |")
+
+
 def render_markdown(result: dict[str, Any]) -> str:
     out: list[str] = []
-    for wf in result["workflows"]:
+    workflows = visible_workflows(result)
+    for wf in workflows:
         out.append(f"### {_md(wf['name'])} (`{wf['path']}`)")
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
@@ -117,13 +175,33 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")
-        for job in wf["jobs"]:
-            name = _md(job["name"]) + (" ⚠️ dynamic matrix" if job.get("dynamic_matrix") else "")
-            out.append(f"| {name} | `{_md(runner_label(job))}` | "
-                       f"{format_duration(job['runtime_s']['p50'])} | {format_band(job['runtime_s'])} | "
-                       f"{_cost(job) or '–'} |")
+        groups: list[Group] = []
+        for entry in grouped(wf["jobs"]):
+            if isinstance(entry, Group):
+                groups.append(entry)
+                name, runner, total, slowest, cost = _group_cells(entry)
+                out.append(f"| **{_md(name)}** (details below) | `{_md(runner)}` | {total} | "
+                           f"{slowest} | {cost or '–'} |")
+            else:
+                out.append(_md_row(entry))
         out.append("")
-        advice = [(job["name"], a["message"]) for job in wf["jobs"] for a in job.get("advice") or []]
+        for group in groups:
+            out.append(f"<details><summary>{_md(group.label)}: "
+                       f"{_plural(group.count, 'instance')}</summary>")
+            out.append("")
+            out.append("| job | runner | p50 | p10 – p90 | cost |")
+            out.append("|---|---|---:|---|---:|")
+            out.extend(_md_row(job) for job in group.jobs)
+            out.append("")
+            out.append("</details>")
+            out.append("")
+        notes = _notes(wf["jobs"])
+        if notes:
+            out.extend(f"- **{_md(label)}**{f' (and {n - 1} more)' if n > 1 else ''}: "
+                       f"{_md(note)}" for label, note, n in notes)
+            out.append("")
+        advice = [(job_label(job), a["message"]) for job in wf["jobs"]
+                  for a in job.get("advice") or []]
         if advice:
             out.append(f"<details><summary>Advice ({len(advice)})</summary>")
             out.append("")
@@ -138,7 +216,7 @@ def render_markdown(result: dict[str, Any]) -> str:
             where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
             out.append(f"- `{_md(where)}`: {_md(err['message'])}")
         out.append("")
-    if result.get("assumptions") and result["workflows"]:
+    if result.get("assumptions") and workflows:
         out.append("<details><summary>Assumptions behind the costs</summary>")
         out.append("")
         out.extend(f"- {_md(a)}" for a in result["assumptions"])

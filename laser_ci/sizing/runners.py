@@ -1,4 +1,7 @@
-"""runners"""
+"""What a job's ``runs-on`` resolves to: a catalog runner, a self-hosted runner or "unknown"
+with the reason. Expressions are evaluated by :mod:`laser_ci.workflows.expressions`; a
+value only known at run time stays unknown, or is resolved when every value it may take
+is the same machine."""
 
 from __future__ import annotations
 
@@ -8,9 +11,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from laser_ci.sizing.catalog import Catalog, CatalogEntry, load_catalog
-from laser_ci.workflows.expressions import _expand, _refs_text, _Unknown
+from laser_ci.workflows.expressions import Unknown, display_text, evaluate_value
 
 VISIBILITIES = ("public", "private", "internal")
+
+
+def _refs_text(*us: Unknown) -> str:
+    refs = list(dict.fromkeys(r for u in us for r in u.refs)) or ["an expression"]
+    return ", ".join(f"`{r}`" for r in refs)
 
 
 @dataclass(frozen=True)
@@ -93,24 +101,25 @@ def resolve_runner(
     runs_on: Any,
     matrix: Mapping[str, Any] | None = None,
     *,
+    contexts: Mapping[str, Any] | None = None,
     visibility: str | None = None,
     self_hosted_rate: float = 0.0,
     catalog: Catalog | None = None,
 ) -> Runner:
     """Resolve a job's ``runs-on`` (string, list of labels, ``{group, labels}`` mapping,
-    ``${{ }}`` expressions over ``matrix``) to a catalog runner, a self-hosted runner or
-    "unknown" with the reason."""
+    ``${{ }}`` expressions over ``matrix`` and any other known ``contexts``) to a catalog
+    runner, a self-hosted runner or "unknown" with the reason."""
     if self_hosted_rate < 0:
         raise ValueError("self_hosted_rate must be >= 0")
     cat = catalog or load_catalog()
     vis, _ = _visibility(visibility)
-    value = _expand(runs_on, matrix or {})
+    value = evaluate_value(runs_on, {**(contexts or {}), "matrix": dict(matrix or {})})
     return _resolve_value(value, vis, self_hosted_rate, cat)
 
 
 def _display(value: Any) -> str:
-    if isinstance(value, _Unknown):
-        return value.text or "${{ ... }}"
+    if isinstance(value, Unknown):
+        return display_text(value)
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -127,7 +136,7 @@ def _display(value: Any) -> str:
 
 def _resolve_value(value: Any, vis: str, rate: float, cat: Catalog) -> Runner:
     label = _display(value)
-    if isinstance(value, _Unknown):
+    if isinstance(value, Unknown):
         return _resolve_unknown_expr(value, vis, rate, cat)
     if value is None or value == "" or value == []:
         return Runner(label=label, kind="unknown", reason="the job has no `runs-on`")
@@ -142,7 +151,7 @@ def _resolve_value(value: Any, vis: str, rate: float, cat: Catalog) -> Runner:
         elif not isinstance(labels, list):
             labels = [labels]
         group = value.get("group")
-        if isinstance(group, _Unknown):
+        if isinstance(group, Unknown):
             return Runner(
                 label=label,
                 kind="unknown",
@@ -152,7 +161,7 @@ def _resolve_value(value: Any, vis: str, rate: float, cat: Catalog) -> Runner:
     return Runner(label=label, kind="unknown", reason=f"unsupported `runs-on` value {value!r}")
 
 
-def _resolve_unknown_expr(u: _Unknown, vis: str, rate: float, cat: Catalog) -> Runner:
+def _resolve_unknown_expr(u: Unknown, vis: str, rate: float, cat: Catalog) -> Runner:
     if u.refs and all(r.startswith("matrix") for r in u.refs):
         why = (
             f"`runs-on` uses {_refs_text(u)}, which has no value in this matrix combination "
@@ -229,8 +238,8 @@ def _shape_from_name(name: str) -> tuple[str | None, str | None, int | None, boo
 def _resolve_labels(
     labels: Sequence[Any], group: str | None, display: str, vis: str, rate: float, cat: Catalog
 ) -> Runner:
-    unknown_parts = [x for x in labels if isinstance(x, _Unknown)]
-    names = [str(x).strip() for x in labels if not isinstance(x, _Unknown) and x is not None]
+    unknown_parts = [x for x in labels if isinstance(x, Unknown)]
+    names = [str(x).strip() for x in labels if not isinstance(x, Unknown) and x is not None]
     lower = list(dict.fromkeys(n.lower() for n in names if n))
     in_group = f" (runner group `{group}`)" if group else ""
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -206,17 +207,68 @@ class PastRuns:
         return History.of(self.runtimes, diff)
 
 
+@dataclass(frozen=True)
+class RunJob:
+    """One job of an earlier run as GitHub listed it: its display name, the runner labels it
+    asked for (when known) and its seconds (None: it did not run to the end)."""
+
+    name: str
+    labels: tuple[str, ...] = ()
+    seconds: float | None = None
+
+    @classmethod
+    def from_collected(cls, job: Any) -> RunJob | None:
+        """A job of a run ``laser-ci collect`` wrote (``{"name", "run_time_s", "conclusion",
+        "runner_labels", ...}``); None for a skipped job (it never got its matrix) or one
+        without a name."""
+        if not isinstance(job, dict) or not job.get("name") or job.get("conclusion") == "skipped":
+            return None
+        labels = job.get("runner_labels")
+        try:
+            seconds: float | None = float(job.get("run_time_s"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            seconds = None
+        return cls(str(job["name"]),
+                   tuple(str(x) for x in labels) if isinstance(labels, list) else (),
+                   seconds if seconds is not None and seconds > 0 else None)
+
+
 @dataclass
 class HistoryIndex:
     """Past runs available at prediction time, keyed the way users see jobs: by workflow
-    path and job display name (per job), and by workflow path (whole workflow)."""
+    path and job display name (per job), and by workflow path (whole workflow).
+
+    ``runs``: per workflow path, the jobs each earlier run listed, oldest run first; it is
+    where the instances of a matrix computed at run time come from
+    (:mod:`laser_ci.workflows.runtime_matrix`).
+    """
 
     jobs: dict[tuple[str, str], PastRuns]
     workflows: dict[str, PastRuns]
     source: str = ""
+    runs: dict[str, tuple[tuple[RunJob, ...], ...]] = field(default_factory=dict)
 
     def for_job(self, workflow_path: str, job_name: str) -> PastRuns | None:
         return self.jobs.get((workflow_path, job_name))
 
     def for_workflow(self, workflow_path: str) -> PastRuns | None:
         return self.workflows.get(workflow_path)
+
+    def runs_of(self, workflow_path: str) -> tuple[tuple[RunJob, ...], ...]:
+        return self.runs.get(workflow_path, ())
+
+    def add_listed(self, workflow_path: str, runs: Sequence[Sequence[RunJob]],
+                   previous_texts: Mapping[str, str] | None = None) -> None:
+        """Sets the job lists of a workflow's runs (oldest first) and adds the past runs of
+        every listed name the index lacks: its timed runs, oldest first, one per run; its
+        ``previous_text`` from ``previous_texts`` by name."""
+        self.runs[workflow_path] = tuple(tuple(r) for r in runs)
+        times: dict[str, list[float]] = {}
+        for run in runs:
+            for job in {j.name: j for j in run}.values():
+                if job.seconds is not None:
+                    times.setdefault(job.name, []).append(job.seconds)
+        texts = previous_texts or {}
+        for name, values in times.items():
+            if (workflow_path, name) not in self.jobs:
+                self.jobs[(workflow_path, name)] = PastRuns(tuple(values), texts.get(name))

@@ -7,6 +7,9 @@ display names, resolved ``needs`` and static expressions evaluated; problems as
 
 Modules: ``yamlload`` (YAML as GitHub reads it), ``parse`` (workflows, reusable workflows,
 composite actions), ``matrix`` (strategy expansion), ``expressions`` (the one ``${{ }}``
-evaluator), ``graph`` (``needs`` and the critical path), ``repo_profile`` (what the checkout
-holds), ``model`` (the dataclasses).
+evaluator: GitHub's grammar over the contexts known before a run, an explicit unknown for
+the rest), ``names`` (display names and the parts only the run knows), ``runtime_matrix``
+(the instances of a matrix computed at run time, from the job's latest runs), ``graph``
+(``needs`` and the critical path), ``repo_profile`` (what the checkout holds), ``model``
+(the dataclasses).
 """

@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from laser_ci.workflows.expressions import has_expression
+
 __all__ = ["MAX_COMBINATIONS", "MatrixExpansion", "expand_matrix"]
 
 MAX_COMBINATIONS = 256
@@ -48,8 +50,9 @@ class _TooComplexError(Exception):
 
 
 def _is_expression(value: Any) -> bool:
-    """True for a string holding a ``${{ }}`` expression."""
-    return isinstance(value, str) and "${{" in value
+    """True for a string holding a ``${{ }}`` expression: a value only known at run time (the
+    caller evaluates what is known before it, :mod:`laser_ci.workflows.expressions`)."""
+    return has_expression(value)
 
 
 def _is_number(value: Any) -> bool:

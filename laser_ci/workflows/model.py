@@ -48,6 +48,16 @@ class Step:
     composite: list[Step] | None = None
 
 
+@dataclass(frozen=True)
+class NameHole:
+    """A part of a job's display name only known at run time. ``refs``: what it depends on;
+    ``suffix``: the `` (v1, v2)`` GitHub appends for the values of a matrix computed at run
+    time (absent when the matrix has no values to show)."""
+
+    refs: tuple[str, ...] = ()
+    suffix: bool = False
+
+
 @dataclass
 class JobInstance:
     """One job as GitHub runs it: a single matrix combination of one job definition.
@@ -55,6 +65,14 @@ class JobInstance:
     ``id`` is the job id in its workflow; for jobs of a called reusable workflow it is the
     chain ``caller/called``. ``name`` is the display name GitHub shows in the checks list.
     ``needs`` holds ids of jobs in the same workflow (already prefixed for nested jobs).
+
+    Values only known at run time: ``name`` keeps their expressions as written and
+    ``name_parts`` spells the name out (literal text and :class:`NameHole` parts; empty when
+    the name is known); ``run_time`` maps a field (``name``, ``runs-on``, ``matrix``,
+    ``timeout-minutes``) to the run-time references it depends on. ``group`` is the name
+    of the job definition, shared by all its instances (``test (…)``). ``events``: the
+    triggers on which ``if:`` lets the job run, when not all of them (``()``: never).
+    ``expanded``: an instance of a run-time matrix taken from the job's latest runs.
     """
 
     id: str
@@ -80,7 +98,14 @@ class JobInstance:
     line: int | None = None
     remote_workflow: str | None = None  # `uses: owner/repo/.github/workflows/x.yml@ref`, opaque
     called_workflow: str | None = None  # local reusable workflow path this job came from
+    called_via: tuple[str, ...] = ()  # every local reusable workflow on the way, outermost first
     with_: dict[str, Any] = field(default_factory=dict)  # inputs given to a reusable workflow
+    name_parts: tuple[str | NameHole, ...] = ()
+    group: str = ""
+    run_time: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    events: tuple[str, ...] | None = None
+    expanded: bool = False
+    runs_on_source: str | None = None  # "history": the runner labels of its latest run
 
 
 @dataclass

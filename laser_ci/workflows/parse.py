@@ -9,18 +9,20 @@ What it does, following GitHub's documented behaviour:
 
 - YAML 1.2 scalars, duplicate keys reported, bounded loading (see :mod:`yamlload`).
 - Every job expanded to its matrix instances (:mod:`matrix`); ``${{ matrix.* }}`` and
-  ``${{ inputs.* }}`` substituted where static (:mod:`expressions`).
+  ``${{ inputs.* }}`` substituted where static (:mod:`expressions`); a matrix computed at
+  run time is one instance, marked ``dynamic_matrix``.
 - Local reusable workflows (``uses: ./.github/workflows/x.yml``) nested under the caller
   (ids ``caller/called``, names ``Caller / Called``); remote ones kept opaque.
 - Local composite actions (``uses: ./path``) inlined into ``Step.composite``.
-- Display names as GitHub's checks list shows them (the rules of GitHub's own parser,
-  ``src/Sdk/WorkflowParser/Conversion/MatrixBuilder.cs`` and ``JobNameBuilder.cs`` in
-  github.com/actions/runner): a ``name`` without an expression, or else the job id, followed
-  by `` (v1, v2)``: the scalar values of the matrix *vectors* only (not the keys an
-  ``include`` adds), nested values flattened, nulls and empty strings skipped; an
-  ``include`` entry that matched no combination shows all its values; the result is cut to
-  100 characters. A ``name`` with an expression is evaluated instead (no suffix), falling
-  back to that default when it comes out empty.
+- Display names as GitHub's checks list shows them (:mod:`names`), with the parts only
+  known at run time spelled out (``JobInstance.name_parts``).
+- Every field GitHub evaluates before a run through the one evaluator
+  (:mod:`expressions`): names, ``runs-on``, ``timeout-minutes`` and ``strategy`` over
+  ``matrix``, ``inputs`` (the caller's ``with:``, then the called workflow's defaults),
+  ``github.event_name`` (one of the triggers) and ``strategy``; ``if:`` per trigger
+  (``JobInstance.events``). A value only the run knows keeps its expression as written, and
+  ``JobInstance.run_time`` says what it depends on. The rest of a job's body, which the
+  serialized text shows, has plain references substituted only, as it always had.
 
 Nothing here raises on bad input: problems become :class:`ReadError` entries.
 """
@@ -29,21 +31,37 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from laser_ci.workflows.expressions import FullContext, evaluate_string, has_expression, substitute, to_text
+from laser_ci.workflows import names
+from laser_ci.workflows.expressions import (
+    FullContext,
+    Unknown,
+    as_written,
+    condition,
+    evaluate_value,
+    has_expression,
+    is_known,
+    substitute,
+    to_text,
+    unknown_refs,
+)
 from laser_ci.workflows.graph import check_needs
-from laser_ci.workflows.matrix import _same, expand_matrix
+from laser_ci.workflows.matrix import expand_matrix
 from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
+from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffix
 from laser_ci.workflows.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
+
+__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
+           "find_repo_root", "matrix_suffix", "normalize", "read_paths", "read_workflows",
+           "triggers_of", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
 # workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
 MAX_CALL_DEPTH = 4
 MAX_ACTION_DEPTH = 8
-MAX_NAME_LENGTH = 100  # JobNameBuilder: longer names are cut to 97 characters + "..."
 # Work bound: values copied into job instances per workflow (job size x matrix instances,
 # called workflows included). Past it a job is read as one instance and calls are not
 # followed, so a 2 MB file cannot take minutes (a 20,000-value job x 256 instances would).
@@ -118,52 +136,6 @@ def _input_defaults(on: Any, events: tuple[str, ...] = ("workflow_call", "workfl
     return inputs
 
 
-def _segments(value: Any) -> list[str]:
-    """The scalar leaves of a value, depth first, as text; nulls and empty strings skipped."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-        elif item is not None:
-            text = to_text(item)
-            if text:
-                out.append(text)
-    return out
-
-
-def matrix_suffix(combo: dict[str, Any], keys: Sequence[str] | None = None) -> str:
-    """The `` (v1, v2)`` GitHub appends to a job name for its matrix values.
-
-    ``keys``: the keys whose values are shown (the matrix vectors); default all of them.
-    """
-    shown = combo if keys is None else {k: combo[k] for k in keys if k in combo}
-    segments = _segments(list(shown.values()))
-    return " (" + ", ".join(segments) + ")" if segments else ""
-
-
-def _cut(name: str) -> str:
-    return name if len(name) <= MAX_NAME_LENGTH else name[: MAX_NAME_LENGTH - 3] + "..."
-
-
-def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str, Any],
-                 *, suffix_keys: Sequence[str] | None = None) -> str:
-    """The job's name in the checks list (GitHub's rules, see the module docstring).
-
-    ``suffix_keys``: the combination's keys shown in the suffix (default all of them).
-    ``combo`` may be a :class:`FullContext` (a static matrix: absent keys are null).
-    """
-    literal = name is not None and name != "" and not has_expression(to_text(name))
-    default = _cut((to_text(name) if literal else job_id) + matrix_suffix(combo, suffix_keys))
-    if name is None or name == "" or literal:
-        return default
-    text = to_text(evaluate_string(to_text(name), {"matrix": combo, "inputs": inputs}))
-    return text if text.strip() else default
-
-
 def _count_nodes(value: Any, limit: int) -> int:
     """Nodes of a value (aliases counted each time they appear), counting stops past ``limit``."""
     count, stack = 0, [value]
@@ -177,32 +149,43 @@ def _count_nodes(value: Any, limit: int) -> int:
     return count
 
 
-def _vectors(matrix: Any) -> dict[str, list[Any]]:
-    """The vectors of a static matrix (keys other than include/exclude)."""
-    if not isinstance(matrix, dict):
-        return {}
-    return {str(k): v if isinstance(v, list) else [v] for k, v in matrix.items()
-            if str(k) not in ("include", "exclude")}
-
-
-def _suffix_keys(combo: dict[str, Any], vectors: dict[str, list[Any]]) -> list[str]:
-    """Which of a combination's keys GitHub shows: the vector keys for a combination of the
-    cross product; for an ``include`` entry that matched none, every key, vectors first."""
-    if vectors and all(k in combo and any(_same(combo[k], v) for v in vs)
-                       for k, vs in vectors.items()):
-        return list(vectors)
-    return [k for k in combo if k in vectors] + [k for k in combo if k not in vectors]
-
-
 @dataclass
 class _Call:
-    """Where a job list is being expanded: the caller chain of a reusable workflow."""
+    """Where a job list is being expanded: the caller chain of a reusable workflow.
+
+    ``inputs``: the ``inputs`` context of its jobs (values only known at run time are
+    :class:`Unknown`); ``group_inputs`` the same with the caller's matrix unknown, for the
+    name shared by all instances of a job definition. ``github``: the ``github`` context
+    (the top-level workflow's), ``triggers`` its events, ``events`` those the caller runs on.
+    """
 
     path: str
     id_prefix: str = ""
-    name_prefix: str = ""
+    written_prefix: str = ""
+    name_prefix: names.Parts = ()
+    group_prefix: names.Parts = ()
     inputs: dict[str, Any] | None = None
+    group_inputs: dict[str, Any] | None = None
+    github: dict[str, Any] = field(default_factory=dict)
+    triggers: tuple[str, ...] = ()
+    events: tuple[str, ...] | None = None
     chain: tuple[str, ...] = ()
+
+
+def _github_context(triggers: Sequence[str]) -> dict[str, Any]:
+    """What ``github`` holds before a run: ``event_name``, one of the workflow's triggers.
+    A workflow that can be called runs with its caller's event: unknown."""
+    if not triggers or "workflow_call" in triggers:
+        return {}
+    if len(triggers) == 1:
+        return {"event_name": triggers[0]}
+    return {"event_name": Unknown(refs=("github.event_name",), options=tuple(triggers), open=None)}
+
+
+def _settle(evaluated: Any, written: Any) -> Any:
+    """The value to keep for a field: the evaluated one when known, else as written (plain
+    references substituted), as the serialized text has always shown it."""
+    return evaluated if is_known(evaluated) else written
 
 
 class _Reader:
@@ -268,8 +251,11 @@ class _Reader:
             permissions=doc.get("permissions"),
         )
         # Read on its own, a callable or dispatchable workflow sees its inputs' defaults.
-        wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,),
-                                              inputs=_input_defaults(on)))
+        inputs = _input_defaults(on)
+        triggers = tuple(wf.triggers)
+        wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
+                                              group_inputs=inputs, triggers=triggers,
+                                              github=_github_context(triggers)))
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
@@ -288,14 +274,20 @@ class _Reader:
     def expand_job(self, job_id: str, job: dict[str, Any], line: int | None,
                    call: _Call) -> list[JobInstance]:
         inputs = call.inputs or {}
+        # Known before the strategy is evaluated: inputs and github; matrix.* are not.
+        before = {"inputs": inputs, "github": call.github}
         strategy = _as_dict(job.get("strategy"))
-        # Inputs are known before the strategy is evaluated; matrix.* are not.
-        strategy_values = substitute({k: v for k, v in strategy.items() if k != "matrix"},
-                                     {"inputs": inputs})
+        written_strategy = substitute({k: v for k, v in strategy.items() if k != "matrix"},
+                                      {"inputs": inputs})
+        strategy_values = {k: _settle(evaluate_value(strategy[k], before), v)
+                           for k, v in written_strategy.items()}
         raw_matrix = strategy.get("matrix")
-        vectors: dict[str, list[Any]] = {}
+        vecs: dict[str, list[Any]] = {}
+        matrix_refs: tuple[str, ...] = ()
         if raw_matrix is not None:
-            raw_matrix = substitute(raw_matrix, {"inputs": inputs})
+            evaluated = evaluate_value(raw_matrix, before)
+            matrix_refs = unknown_refs(evaluated)
+            raw_matrix = as_written(evaluated)
             expansion = expand_matrix(raw_matrix)
             if expansion.error:
                 self.error(call.path, _line(strategy, "matrix") or line,
@@ -303,7 +295,7 @@ class _Reader:
             combos, dynamic = expansion.combos or [{}], expansion.dynamic
             # A static matrix is the whole matrix context: a key it lacks is null.
             known = not dynamic and not expansion.error
-            vectors = _vectors(raw_matrix) if known else {}
+            vecs = names.vectors(raw_matrix) if known else {}
         else:
             # No strategy: GitHub sets the matrix context to null.
             combos, dynamic, known = [{}], False, True
@@ -313,56 +305,101 @@ class _Reader:
             self.error(call.path, line, f"job '{job_id}': {len(combos)} matrix instances of "
                        f"{size:,} values each are too many to expand (at most "
                        f"{MAX_EXPANDED_NODES:,} per workflow); read as one job")
-            combos, known, vectors = [{}], False, {}
+            combos, known, vecs = [{}], False, {}
         self.budget -= size * len(combos)
 
         needs_raw = job.get("needs")
         needs = [needs_raw] if isinstance(needs_raw, str) else (
             [str(n) for n in needs_raw if isinstance(n, (str, int))]
             if isinstance(needs_raw, list) else [])
+        events = self.job_events(job.get("if"), call, bool(needs))
+        # The name all instances share: the matrix unknown, inputs as for any instance.
+        group_ctx = {"inputs": call.group_inputs or {}, "github": call.github}
+        group_parts = names.name_parts(job_id, job.get("name"), group_ctx,
+                                       dynamic=raw_matrix is not None, matrix_refs=matrix_refs)
+        group = names.label(names.join(call.group_prefix, group_parts) if call.group_prefix
+                            else group_parts)
 
         out: list[JobInstance] = []
-        for combo in combos:
+        for index, combo in enumerate(combos):
             matrix_ctx: dict[str, Any] = FullContext(combo) if known else dict(combo)
-            ctx = {"matrix": matrix_ctx, "inputs": inputs}
-            body = substitute({k: v for k, v in job.items() if k != "strategy"}, ctx)
-            name = display_name(job_id, job.get("name"), matrix_ctx, inputs,
-                                suffix_keys=_suffix_keys(combo, vectors) if known else None)
+            ctx: dict[str, Any] = {"matrix": matrix_ctx, "inputs": inputs, "github": call.github}
+            if known and raw_matrix is not None:
+                ctx["strategy"] = {"job-index": index, "job-total": len(combos)}
+            written = substitute({k: v for k, v in job.items() if k != "strategy"},
+                                 {"matrix": matrix_ctx, "inputs": inputs})
+            keys = names.suffix_keys(combo, vecs) if known else None
+            name = display_name(job_id, job.get("name"), matrix_ctx, inputs, suffix_keys=keys,
+                                contexts=ctx)
+            parts = names.name_parts(job_id, job.get("name"), ctx, suffix_keys=keys,
+                                     dynamic=dynamic, matrix_refs=matrix_refs)
+            runs_on = evaluate_value(job.get("runs-on"), ctx)
+            timeout = evaluate_value(job.get("timeout-minutes"), ctx)
+            run_time = {"name": names.refs(parts), "runs-on": unknown_refs(runs_on),
+                        "matrix": matrix_refs if dynamic else (),
+                        "timeout-minutes": unknown_refs(timeout)}
             instance = JobInstance(
                 id=call.id_prefix + job_id,
-                name=call.name_prefix + name,
-                runs_on=body.get("runs-on"),
+                name=call.written_prefix + name,
+                runs_on=_settle(runs_on, written.get("runs-on")),
                 matrix=dict(combo),
                 dynamic_matrix=dynamic,
                 needs=[call.id_prefix + n for n in needs],
-                if_=body.get("if"),
-                timeout_minutes=body.get("timeout-minutes"),
-                continue_on_error=body.get("continue-on-error"),
-                container=body.get("container"),
-                services=_as_dict(body.get("services")),
-                env=_as_dict(body.get("env")),
-                defaults=body.get("defaults"),
-                environment=body.get("environment"),
-                concurrency=body.get("concurrency"),
-                permissions=body.get("permissions"),
-                outputs=body.get("outputs"),
+                if_=written.get("if"),
+                timeout_minutes=_settle(timeout, written.get("timeout-minutes")),
+                continue_on_error=written.get("continue-on-error"),
+                container=written.get("container"),
+                services=_as_dict(written.get("services")),
+                env=_as_dict(written.get("env")),
+                defaults=written.get("defaults"),
+                environment=written.get("environment"),
+                concurrency=written.get("concurrency"),
+                permissions=written.get("permissions"),
+                outputs=written.get("outputs"),
                 fail_fast=strategy_values.get("fail-fast"),
                 max_parallel=strategy_values.get("max-parallel"),
                 line=line,
-                with_=_as_dict(body.get("with")),
+                with_=_as_dict(written.get("with")),
+                group=group,
+                run_time={k: v for k, v in run_time.items() if v},
+                events=events,
             )
-            uses = body.get("uses")
+            full = names.join(call.name_prefix, parts) if call.name_prefix else parts
+            instance.name_parts = () if names.is_known(full) else full
+            uses = written.get("uses")
             if isinstance(uses, str) and uses.strip():
-                out.extend(self.call_workflow(instance, uses.strip(), body, call))
+                out.extend(self.call_workflow(instance, uses.strip(), job, ctx, group_ctx, call,
+                                              full))
                 continue
-            instance.steps = self.read_steps(body.get("steps"), call.path, _line(job, "steps"),
-                                             depth=0)
+            instance.steps = self.read_steps(written.get("steps"), call.path,
+                                             _line(job, "steps"), depth=0)
             out.append(instance)
         return out
 
+    def job_events(self, if_: Any, call: _Call, has_needs: bool) -> tuple[str, ...] | None:
+        """The triggers on which a job's ``if:`` may let it run (None: all of them)."""
+        if if_ is None:
+            return call.events
+        # Before the run, the jobs a job needs are taken to succeed or fail: unknown.
+        status = None if has_needs else {"success": True, "failure": False}
+        ctx = {"inputs": call.inputs or {}, "github": call.github}
+        if not call.triggers or "workflow_call" in call.triggers or "event_name" not in call.github:
+            runs = condition(if_, ctx, status=status) is not False
+            mine: tuple[str, ...] | None = None if runs else ()
+        else:
+            mine = tuple(t for t in call.triggers
+                         if condition(if_, {**ctx, "github": {**call.github, "event_name": t}},
+                                      status=status) is not False)
+            if len(mine) == len(call.triggers):
+                mine = None
+        if call.events is None:
+            return mine
+        return call.events if mine is None else tuple(t for t in call.events if t in mine)
+
     # -- reusable workflows --------------------------------------------------------------
-    def call_workflow(self, caller: JobInstance, uses: str, body: dict[str, Any],
-                      call: _Call) -> list[JobInstance]:
+    def call_workflow(self, caller: JobInstance, uses: str, job: dict[str, Any],
+                      ctx: dict[str, Any], group_ctx: dict[str, Any], call: _Call,
+                      parts: names.Parts) -> list[JobInstance]:
         if not uses.startswith("./"):
             caller.remote_workflow = uses
             return [caller]
@@ -384,33 +421,48 @@ class _Reader:
         if doc is None:
             self.error(call.path, caller.line, f"cannot read called workflow {target}")
             return [caller]
-        inputs = self.call_inputs(caller, target, doc, call.path)
+        with_ = _as_dict(job.get("with"))
+        inputs = self.call_inputs(caller, target, doc, call.path, evaluate_value(with_, ctx))
+        group_inputs = self.call_inputs(caller, target, doc, None,
+                                        evaluate_value(with_, group_ctx))
         nested = _Call(
             path=target,
             id_prefix=caller.id + "/",
-            name_prefix=caller.name + " / ",
+            name_prefix=parts,
+            written_prefix=caller.name + " / ",
+            group_prefix=(caller.group,),
             inputs=inputs,
+            group_inputs=group_inputs,
+            github=call.github,
+            triggers=call.triggers,
+            events=caller.events,
             chain=call.chain + (target,),
         )
         jobs = self.expand_jobs(doc, nested)
-        for job in jobs:
-            if job.called_workflow is None:  # the file the job is defined in (innermost)
-                job.called_workflow = target
-            job.matrix = {**caller.matrix, **job.matrix}
-            job.needs = list(dict.fromkeys(caller.needs + job.needs))
-            job.dynamic_matrix = job.dynamic_matrix or caller.dynamic_matrix
-            job.line = caller.line if job.line is None else job.line
+        for job_ in jobs:
+            if job_.called_workflow is None:  # the file the job is defined in (innermost)
+                job_.called_workflow = target
+            job_.called_via = (target, *job_.called_via)
+            job_.matrix = {**caller.matrix, **job_.matrix}
+            job_.needs = list(dict.fromkeys(caller.needs + job_.needs))
+            job_.dynamic_matrix = job_.dynamic_matrix or caller.dynamic_matrix
+            job_.line = caller.line if job_.line is None else job_.line
+            if caller.dynamic_matrix and "matrix" in caller.run_time:
+                job_.run_time = {**job_.run_time, "matrix": tuple(dict.fromkeys(
+                    caller.run_time["matrix"] + job_.run_time.get("matrix", ())))}
         return jobs or [caller]
 
-    def call_inputs(self, caller: JobInstance, target: str, doc: YDict, path: str
-                    ) -> dict[str, Any]:
-        """The ``inputs`` context of a called workflow; reports what GitHub rejects."""
+    def call_inputs(self, caller: JobInstance, target: str, doc: YDict, path: str | None,
+                    given_values: dict[str, Any]) -> dict[str, Any]:
+        """The ``inputs`` context of a called workflow: the caller's ``with:`` (values only
+        known at run time are :class:`Unknown`), then the declared defaults. Reports what
+        GitHub rejects when ``path`` is given."""
         on = doc.get("on")
-        if "workflow_call" not in triggers_of(on):
+        if path is not None and "workflow_call" not in triggers_of(on):
             self.error(path, caller.line, f"job '{caller.id}' calls {target}, which is not "
                                           "reusable: its `on` has no `workflow_call`")
         declared = _as_dict(_as_dict(_as_dict(on).get("workflow_call")).get("inputs"))
-        given = {str(k).lower(): (str(k), v) for k, v in caller.with_.items()}
+        given = {str(k).lower(): (str(k), v) for k, v in given_values.items()}
         inputs: dict[str, Any] = {}
         for name, spec in declared.items():
             spec = _as_dict(spec)
@@ -418,19 +470,20 @@ class _Reader:
                 inputs[str(name)] = spec["default"]
             elif str(spec.get("type")) in _TYPE_DEFAULTS:
                 inputs[str(name)] = _TYPE_DEFAULTS[str(spec.get("type"))]
-            if spec.get("required") is True and str(name).lower() not in given:
+            if path is not None and spec.get("required") is True \
+                    and str(name).lower() not in given:
                 self.error(path, caller.line, f"job '{caller.id}' does not pass input "
                                               f"'{name}', which {target} requires")
-        names = {str(k).lower(): str(k) for k in declared}
+        declared_names = {str(k).lower(): str(k) for k in declared}
         for lower, (name, value) in given.items():
-            if lower not in names:
-                self.error(path, caller.line, f"job '{caller.id}' passes input '{name}', "
-                                              f"which {target} does not declare")
+            if lower not in declared_names:
+                if path is not None:
+                    self.error(path, caller.line, f"job '{caller.id}' passes input '{name}', "
+                                                  f"which {target} does not declare")
                 continue
-            if has_expression(value):
-                inputs.pop(names[lower], None)  # known only at run time
-            else:
-                inputs[names[lower]] = value
+            # A value known only at run time stays an Unknown: expressions over it are
+            # unknown too, and say what they depend on.
+            inputs[declared_names[lower]] = value
         return inputs
 
     # -- steps and composite actions -----------------------------------------------------

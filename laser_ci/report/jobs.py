@@ -1,0 +1,175 @@
+"""What every report shows of a job: its label, its runner, what only the run knows, and
+how the instances of one job are grouped. Pure functions over the JSON result of
+:func:`laser_ci.estimate.estimate_workflows`.
+
+- A row never shows a raw ``${{ }}``: a part known only at run time is ``…`` and the row
+  says in words what it depends on.
+- A workflow that only runs when called (``called_only``) is shown under the jobs that call
+  it; it is listed on its own only when no estimated workflow calls it.
+- The instances of one job (same ``id``) are grouped when there are at least
+  :data:`GROUP_MIN` of them: the count, the summed median and the slowest instance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from laser_ci.workflows.expressions import segments
+
+GROUP_MIN = 8  # instances of one job from which reports fold them into a group
+HOLE = "…"
+_FIELDS = {"name": "name", "runs-on": "runner", "matrix": "matrix",
+           "timeout-minutes": "timeout"}
+
+
+def hide_expressions(text: str) -> str:
+    """``text`` on one line with each ``${{ ... }}`` (and an unclosed ``${{``) as ``…``."""
+    text = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    if "${{" not in text:
+        return text
+    out = "".join(HOLE if is_expr else source for is_expr, source, _ in segments(text))
+    return out[: out.index("${{")] + HOLE if "${{" in out else out
+
+
+def job_label(job: Mapping[str, Any]) -> str:
+    """The name to show: GitHub's display name, parts known only at run time as ``…``."""
+    return hide_expressions(str(job.get("label") or job.get("name") or job.get("id") or "?"))
+
+
+def _ref(ref: str) -> str:
+    """A reference as words show it: an expression without its ``${{ }}``."""
+    ref = ref.strip()
+    if ref.startswith("${{") and ref.endswith("}}"):
+        ref = ref[3:-2].strip()
+    return ref
+
+
+def runner_label(job: Mapping[str, Any]) -> str:
+    """The ``runs-on`` to show; ``set at run time`` when only the run knows it."""
+    runs_on = job.get("runs_on")
+    if job.get("remote_workflow"):
+        return "(reusable: " + str(job["remote_workflow"]) + ")"
+    if isinstance(runs_on, list):
+        text = ", ".join(str(x) for x in runs_on)
+    elif isinstance(runs_on, dict):
+        text = json.dumps(runs_on, separators=(",", ":"))
+    else:
+        text = "?" if runs_on is None else str(runs_on)
+    shown = hide_expressions(text)
+    return "set at run time" if shown.strip() == HOLE else shown
+
+
+def code(text: str) -> str:
+    """A code span that text from a workflow cannot break out of."""
+    return "`" + str(text).replace("`", "'").replace("\n", " ").replace("\r", " ") + "`"
+
+
+def run_time_words(job: Mapping[str, Any]) -> str:
+    """What of the job only the run knows, in words (references as code spans); ``""`` when
+    everything is known."""
+    run_time = job.get("run_time")
+    if not isinstance(run_time, Mapping):
+        return ""
+
+    def refs(values: Any) -> str:
+        return ", ".join(code(_ref(r)) for r in values if isinstance(r, str))
+
+    parts = []
+    matrix = run_time.get("matrix")
+    if matrix and not job.get("expanded"):
+        parts.append(f"its matrix is computed at run time (from {refs(matrix)}), so all its "
+                     "instances are one row here")
+    known = [f"{_FIELDS.get(k, k)} ({refs(v)})" for k, v in run_time.items()
+             if k != "matrix" and v and isinstance(v, list | tuple)]
+    if known:
+        parts.append("known only at run time: " + "; ".join(known))
+    return "; ".join(parts)
+
+
+def never_runs(job: Mapping[str, Any]) -> bool:
+    return job.get("runs_on_events") == []
+
+
+def events_words(job: Mapping[str, Any]) -> str:
+    events = job.get("runs_on_events")
+    if events is None:
+        return ""
+    if not events:
+        return "its `if:` is false on every trigger: it never runs (not counted in the totals)"
+    return "runs only on " + ", ".join(code(e) for e in events) + " (its `if:`)"
+
+
+def visible_workflows(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The workflows to list: all but those only run when called by a listed workflow."""
+    wfs = list(result.get("workflows") or ())
+    paths = {str(w.get("path")) for w in wfs}
+    return [w for w in wfs
+            if not (w.get("called_only") and set(w.get("called_by") or ()) & paths)]
+
+
+@dataclass
+class Group:
+    """The instances of one job (same ``id``), in their order."""
+
+    jobs: list[Mapping[str, Any]]
+
+    @property
+    def label(self) -> str:
+        first = self.jobs[0]
+        return hide_expressions(str(first.get("group") or first.get("name") or "?"))
+
+    @property
+    def count(self) -> int:
+        return len(self.jobs)
+
+    def p50s(self) -> list[float]:
+        return [x for j in self.jobs if (x := _p50(j)) is not None]
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.p50s())
+
+    @property
+    def slowest(self) -> Mapping[str, Any] | None:
+        timed = [j for j in self.jobs if _p50(j) is not None]
+        return max(timed, key=lambda j: _p50(j) or 0.0) if timed else None
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [c for j in self.jobs if isinstance(c := j.get("cost_usd"), (int, float))]
+        return sum(costs) if costs else None
+
+    @property
+    def warm(self) -> int:
+        return sum(1 for j in self.jobs if isinstance(j.get("history_runs"), int)
+                   and j["history_runs"] > 0)
+
+
+def _p50(job: Mapping[str, Any]) -> float | None:
+    rt = job.get("runtime_s") or {}
+    x = rt.get("p50") if isinstance(rt, Mapping) else None
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def grouped(jobs: Sequence[Mapping[str, Any]], min_size: int = GROUP_MIN
+            ) -> list[Mapping[str, Any] | Group]:
+    """``jobs`` in order, the instances of a job with at least ``min_size`` of them folded
+    into one :class:`Group` where its first instance was."""
+    by_id: dict[str, list[Mapping[str, Any]]] = {}
+    for job in jobs:
+        by_id.setdefault(str(job.get("id") or job.get("name")), []).append(job)
+    out: list[Mapping[str, Any] | Group] = []
+    done: set[str] = set()
+    for job in jobs:
+        key = str(job.get("id") or job.get("name"))
+        members = by_id[key]
+        if len(members) < min_size:
+            out.append(job)
+        elif key not in done:
+            done.add(key)
+            out.append(Group(members))
+    return out

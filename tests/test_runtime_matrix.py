@@ -1,0 +1,335 @@
+"""Every job a large repository runs, under the name GitHub shows, predicted from its own history.
+
+The fixture ``tests/fixtures/repos/runtime-matrix`` has test shards from a matrix a script
+computes at run time (``Unit Test${{ matrix.platform && '' }}`` calling a reusable workflow
+named ``${{ inputs.test-name }}``), reusable workflows nested three deep, an e2e matrix
+listed at run time and workflows that only run when called. ``tests/runtime_history.py``
+writes a history for it in the format ``laser-ci collect`` writes (per-job times).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from runtime_history import WORKFLOW, latest_names, make_runs, write_folder
+
+import laser_ci.predictors.choice
+from laser_ci.estimate import estimate, estimate_paths, load_history
+from laser_ci.predictors.base import Runtime
+from laser_ci.report.comment import COMMENT_LIMIT, render_pr_comment, render_summary
+from laser_ci.report.render import render
+from laser_ci.text.history import RunJob
+from laser_ci.text.numbers import NumberCodec
+from laser_ci.workflows.model import JobInstance, NameHole, Workflow
+from laser_ci.workflows.parse import read_paths
+from laser_ci.workflows.runtime_matrix import expand
+
+ROOT = Path(__file__).parent / "fixtures" / "repos" / "runtime-matrix"
+WORKFLOWS = str(ROOT / ".github" / "workflows")
+_MEDIAN = re.compile(r"^history: n=\d+ median=(\S+)", re.MULTILINE)
+
+
+class MedianPredictor:
+    """Deterministic: the history block's median when there is one, else by text length."""
+
+    name = "median-test"
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        self.texts += texts
+        out = []
+        for t in texts:
+            m = _MEDIAN.search(t)
+            p50 = float(m.group(1)) if m else 30.0 + len(t) / 10
+            out.append(Runtime(0.5 * p50, p50, 2 * p50))
+        return out
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[dict]:
+    return make_runs(days=21)  # the newest run is the first after the `api` suite's split
+
+
+@pytest.fixture(scope="module")
+def folder(runs, tmp_path_factory) -> Path:
+    return write_folder(tmp_path_factory.mktemp("history") / "collected", runs)
+
+
+def _estimate(history=None, predictor=None) -> dict:
+    return estimate_paths([WORKFLOWS], repo_root=str(ROOT), predictor=predictor or MedianPredictor(),
+                          history=history)
+
+
+def _jobs(result: dict, path: str = WORKFLOW) -> list[dict]:
+    return next(w for w in result["workflows"] if w["path"] == path)["jobs"]
+
+
+# --- reading: names, groups and what only the run knows ------------------------------------
+
+
+def test_names_as_github_renders_them_and_what_only_the_run_knows() -> None:
+    wfs, errors = read_paths([WORKFLOWS], str(ROOT))
+    assert errors == []
+    ci = next(w for w in wfs if w.path == WORKFLOW)
+    by_id = {j.id: j for j in ci.jobs}
+    unit = by_id["unit/test"]
+    # `matrix.platform && ''` renders as nothing; the called job's name is the caller's
+    # `with:` from a matrix computed at run time
+    assert unit.name_parts[0] == "Unit Test / " and all(
+        isinstance(p, NameHole) for p in unit.name_parts[1::2])
+    assert unit.run_time == {
+        "name": ("matrix.suite", "matrix.shard", "matrix.platform", "matrix.python"),
+        "runs-on": ("matrix.platform",), "matrix": ("needs.plan.outputs.matrix",)}
+    assert unit.dynamic_matrix and unit.called_via == (".github/workflows/_unit.yml",)
+    # inputs known from the caller: names and runners of the nested workflows
+    assert [j.name for j in ci.jobs if j.id == "integration/build"] == [
+        "integration (x64) / ubuntu-x64", "integration (arm64) / ubuntu-arm64"]
+    assert by_id["integration/build"].runs_on == "ubuntu-latest"
+    assert by_id["integration/build"].group == "integration (…) / ubuntu-…"
+    suite = by_id["integration/e2e/suite"]
+    assert suite.name_parts == ("integration (arm64) / e2e / suite",
+                                NameHole(refs=("needs.suites.outputs.list",), suffix=True))
+    assert suite.called_via == (".github/workflows/_platform.yml", ".github/workflows/_e2e.yml")
+    # `if: github.event_name == 'push'` on a push and pull_request workflow
+    assert by_id["docs"].events == ("push",) and by_id["lint"].events is None
+
+
+def test_without_history_no_row_shows_a_raw_expression(tmp_path) -> None:
+    result = _estimate()
+    json_text = json.dumps(result)
+    wf_json = {w["path"]: w for w in result["workflows"]}
+    # JSON keeps the workflows that only run when called, flagged
+    unit = wf_json[".github/workflows/_unit.yml"]
+    assert unit["called_only"] and unit["called_by"] == [WORKFLOW]
+    assert wf_json[".github/workflows/_e2e.yml"]["called_by"] == [
+        ".github/workflows/_platform.yml", WORKFLOW]
+    assert "${{ inputs.test-name }}" in json_text  # as written, for tools
+    ci = {j["id"]: j for j in _jobs(result)}
+    assert ci["unit/test"]["label"] == "Unit Test / … … on …/…"
+    assert ci["unit/test"]["run_time"]["matrix"] == ["needs.plan.outputs.matrix"]
+    assert ci["docs"]["runs_on_events"] == ["push"]
+
+    head = {"workflows": result["workflows"], "predictor": "x", "errors": []}
+    outputs = {
+        "table": render(result, "table"),
+        "markdown": render(result, "markdown"),
+        "summary": render_summary(result),
+        "comment": render_pr_comment(head, {"workflows": []}, [WORKFLOW]),
+    }
+    for kind, text in outputs.items():
+        assert "${{" not in text, kind
+        # called-only workflows appear under their callers, not on their own
+        assert "_unit.yml" not in text and "(Unit)" not in text, kind
+        assert "Unit Test / … … on …/…" in text, kind
+        assert "computed at run time" in text, kind  # said in words
+        assert "`matrix.platform`" in text, kind
+    assert "note: docs: runs only on `push`" in outputs["table"]
+    assert "set at run time" in outputs["table"]
+
+
+def test_a_called_workflow_estimated_alone_is_still_listed() -> None:
+    result = estimate_paths([WORKFLOWS + "/_unit.yml"], repo_root=str(ROOT),
+                            predictor=MedianPredictor())
+    table = render(result, "table")
+    assert "(Unit)" in table and "${{" not in table
+    assert "…  " in table and "known only at run time: name (`inputs.test-name`)" in table
+
+
+# --- history: every instance under its exact name ------------------------------------------
+
+
+def test_history_folder_lists_every_job_each_run_ran(folder, runs) -> None:
+    index = load_history(folder)
+    listed = index.runs_of(WORKFLOW)
+    assert len(listed) == len(runs)
+    assert [j.name for j in listed[-1]] == latest_names(runs)
+    cancelled = "Unit Test / api 5/5 on windows-latest/current"
+    assert next(j for j in listed[-1] if j.name == cancelled).seconds is None
+    past = index.for_job(WORKFLOW, "Unit Test / pkg 3/12 on macos-latest/current")
+    assert len(past.runtimes) == len(runs)
+    assert past.previous_text is not None and "job: Unit Test / pkg 3/12 on macos" in \
+        past.previous_text
+    assert index.for_job(WORKFLOW, "Unit Test / api 1/5 on ubuntu-latest/current").runtimes \
+        == (float(next(j["run_time_s"] for j in runs[-1]["jobs"]
+                       if j["name"] == "Unit Test / api 1/5 on ubuntu-latest/current")),)
+
+
+def test_every_job_of_the_latest_run_is_predicted_under_its_exact_name(folder, runs) -> None:
+    predictor = MedianPredictor()
+    result = _estimate(load_history(folder), predictor)
+    jobs = _jobs(result)
+    names = [j["name"] for j in jobs]
+    assert set(latest_names(runs)) <= set(names)
+    assert len(names) == len(set(names)) == len(latest_names(runs))
+    by_name = {j["name"]: j for j in jobs}
+    shard = by_name["Unit Test / pkg 3/12 on macos-latest/current"]
+    assert shard["expanded"] and shard["history_runs"] == 20 and shard["history_source"] == "own"
+    assert shard["runs_on"] == "macos-latest" and shard["runner"]["sku"] == "macos"
+    assert "runs-on" not in shard["run_time"] and "name" not in shard["run_time"]
+    # warm: the prediction saw this shard's own runs (the stub predicts their median)
+    times = [j["run_time_s"] for r in runs for j in r["jobs"] if j["name"] == shard["name"]]
+    assert shard["runtime_s"]["p50"] == pytest.approx(sorted(times[-20:])[9:11][0], rel=0.5)
+    text = next(t for t in predictor.texts if "job: Unit Test / pkg 3/12 on macos" in t)
+    assert "history: n=20" in text and "history-config: unchanged" in text
+    # the e2e suites of both callers: a run-time matrix nested three deep
+    assert {"integration (x64) / e2e / suite (login)",
+            "integration (arm64) / e2e / suite (search)"} <= set(names)
+    # new since its latest runs, no time of its own: predicted from its siblings
+    new = by_name["Unit Test / api 5/5 on windows-latest/current"]
+    assert new["history_source"] == "siblings" and new["history_runs"] == 20
+    sibling_text = next(t for t in predictor.texts if "job: Unit Test / api 5/5 on windows" in t)
+    assert "history-config: unknown" in sibling_text  # not its own configuration
+    latest = [j["run_time_s"] for j in runs[-1]["jobs"]
+              if j["name"] == "Unit Test / api 4/5 on windows-latest/current"]
+    # the most alike sibling last: its latest runtime is the history's latest
+    assert f"latest={NumberCodec().to_string(latest[0])}" in sibling_text
+    assert by_name["Unit Test / api 1/5 on ubuntu-latest/current"]["history_runs"] == 1
+    body = render_summary(result)
+    assert "| Unit Test / api 5/5 on windows-latest/current | " in body
+    assert "| warm (its siblings' latest 20 runs) |" in body
+    # totals count every shard
+    assert result["workflows"][-1]["billable_s"] == pytest.approx(
+        sum(j["runtime_s"]["p50"] for j in jobs), abs=0.5)
+
+
+def test_the_cli_reads_the_history_folder(folder, monkeypatch) -> None:
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor",
+                        lambda model_dir=None: MedianPredictor())
+    out = CliRunner().invoke(estimate, [WORKFLOWS, "--repo-root", str(ROOT), "--history",
+                                        str(folder), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    names = [j["name"] for w in json.loads(out.output)["workflows"] for j in w["jobs"]]
+    assert "Unit Test / cli 3/3 on ubuntu-latest/current" in names
+    table = CliRunner().invoke(estimate, [WORKFLOWS, "--repo-root", str(ROOT), "--history",
+                                          str(folder)])
+    # the shards are grouped: count, summed median, slowest instance; instances below
+    group = next(line for line in table.output.splitlines() if "· 49 instances" in line)
+    assert "Unit Test / … … on …/…" in group and "Σ " in group and "slowest " in group
+    assert "\n    Unit Test / cli 3/3 on ubuntu-latest/current" in table.output
+    markdown = CliRunner().invoke(estimate, [WORKFLOWS, "--repo-root", str(ROOT), "--history",
+                                             str(folder), "--format", "markdown"]).output
+    assert "| **Unit Test / … … on …/… · 49 instances** (details below) |" in markdown
+    assert "<details><summary>Unit Test / … … on …/…: 49 instances</summary>" in markdown
+    assert "| Unit Test / cli 3/3 on ubuntu-latest/current | `ubuntu-latest` |" in markdown
+
+
+def test_names_github_would_reject_still_show_no_raw_expression() -> None:
+    from laser_ci.estimate import estimate_files
+
+    files = {"w.yml": """
+on: push
+jobs:
+  a:
+    name: "${{ 'unclosed"
+    runs-on: [self-hosted, "${{ inputs.pool }}"]
+    strategy:
+      matrix:
+        x: ${{ fromJSON('not json') }}
+    steps: [{run: echo}]
+  b:
+    name: "two ${{ format('{0}', 'lines') }}\\nof text ${{ toJSON(github) }}"
+    runs-on: ubuntu-latest
+    steps: [{run: echo}]
+"""}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    for fmt in ("table", "markdown"):
+        text = render(result, fmt)
+        assert "${{" not in text, text
+    assert "from `fromJSON('not json')`" in render(result, "table")
+    assert "two lines of text …" in render(result, "table")  # one line
+
+
+def test_a_job_whose_if_is_false_on_every_trigger_is_shown_but_not_counted() -> None:
+    from laser_ci.estimate import estimate_files
+
+    files = {"w.yml": """
+on: [push, pull_request]
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  nightly-only:
+    if: github.event_name == 'schedule'
+    runs-on: ubuntu-latest
+    steps: [{run: make long}]
+  on-push:
+    if: ${{ github.event_name == 'push' }}
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+"""}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    (wf,) = result["workflows"]
+    jobs = {j["name"]: j for j in wf["jobs"]}
+    assert jobs["nightly-only"]["runs_on_events"] == []
+    assert jobs["on-push"]["runs_on_events"] == ["push"]
+    assert jobs["build"]["runs_on_events"] is None
+    counted = jobs["build"]["runtime_s"]["p50"] + jobs["on-push"]["runtime_s"]["p50"]
+    assert wf["billable_s"] == pytest.approx(counted, abs=0.1)
+    table = render(result, "table")
+    assert "note: nightly-only: its `if:` is false on every trigger: it never runs" in table
+
+
+# --- expansion rules ------------------------------------------------------------------------
+
+
+def _job(name: str, parts=(), dynamic=False, job_id="j") -> JobInstance:
+    return JobInstance(id=job_id, name=name, name_parts=tuple(parts), dynamic_matrix=dynamic,
+                       runs_on="${{ matrix.os }}", run_time={"runs-on": ("matrix.os",)})
+
+
+def test_expansion_matches_names_by_pattern_most_literal_first() -> None:
+    hole = NameHole(refs=("matrix.x",))
+    wf = Workflow(path="w.yml", name="W", jobs=[
+        _job("lint", job_id="lint"),
+        _job("any", [hole], dynamic=True, job_id="any"),
+        _job("test", ["test ", hole], dynamic=True, job_id="test"),
+        _job("deploy", ["deploy to ", hole], job_id="deploy"),  # one instance, name unknown
+        _job("same", [], dynamic=True, job_id="same"),  # every instance has the same name
+    ])
+    runs = [
+        [RunJob("test old"), RunJob("deploy to staging")],
+        [RunJob("lint"), RunJob("test 10", ("windows-latest",)), RunJob("test 9"),
+         RunJob("something else"), RunJob("same"), RunJob("same")],
+    ]
+    got = expand(wf, runs)
+    assert [(j.id, j.name) for j in got.jobs] == [
+        ("lint", "lint"),
+        ("any", "something else"),
+        ("test", "test 9"), ("test", "test 10"),  # numbers sort by value
+        ("deploy", "deploy to staging"),  # from the newest run that ran it
+        ("same", "same"), ("same", "same"),
+    ]
+    ten = got.jobs[3]
+    assert ten.expanded and ten.runs_on == "windows-latest" and ten.runs_on_source == "history"
+    assert got.jobs[2].runs_on == "${{ matrix.os }}"  # no labels in the history: unknown
+    assert not got.jobs[4].expanded  # not a matrix: renamed, not expanded
+    assert expand(wf, []) is wf
+
+
+# --- hundreds of jobs -----------------------------------------------------------------------
+
+
+def test_the_pr_comment_of_a_300_job_repository_groups_the_shards_and_fits(tmp_path) -> None:
+    runs = make_runs(days=6, scale=6)
+    assert len(runs[-1]["jobs"]) >= 295
+    index = load_history(write_folder(tmp_path / "big", runs))
+    head = _estimate(index)
+    n_jobs = sum(len(w["jobs"]) for w in head["workflows"] if w["path"] == WORKFLOW)
+    assert n_jobs >= 295
+    base = json.loads(json.dumps(head))
+    for wf in base["workflows"]:
+        wf["jobs"] = [j for j in wf["jobs"] if "api" not in j["name"]]
+    body = render_pr_comment(head, base, [WORKFLOW])
+    assert len(body) <= COMMENT_LIMIT
+    assert "Unit Test / … … on …/…** · " in body and "instances" in body
+    assert "cut to fit" not in body  # shortened by grouping, not cut
+    full = render_pr_comment(head, base, [WORKFLOW], limit=10_000_000)
+    assert "Unit Test / pkg 71/72 on windows-latest/current" in full  # the instances fold out
+    assert "65,536" not in full
