@@ -18,7 +18,7 @@ def main() -> None:
 from laser_ci.estimate import estimate  # noqa: E402
 from laser_ci.github.action import action_command  # noqa: E402
 from laser_ci.github.collect import collect  # noqa: E402
-from laser_ci.training.evaluate import eval_command  # noqa: E402
+from laser_ci.training.eval_command import eval_command  # noqa: E402
 from laser_ci.training.train import finetune_command, train_command  # noqa: E402
 
 main.add_command(action_command)

@@ -427,3 +427,24 @@ def test_out_of_fold_references_never_see_their_own_label():
         grid_point({"objective": "huber"})
     with pytest.raises(ValueError, match="one group per example"):
         out_of_fold_references(examples, groups[:-1], params)
+
+
+@pytest.mark.parametrize(
+    "warmup, total, done, expected",
+    [
+        (500, 200, 100, (100, 200)),  # slow machine: warmup shrinks, the time limit holds
+        (500, 200, 30, (30, 200)),  # warmup cut at the steps already done in it
+        (500, 20_000, 100, (500, 20_000)),  # more time than planned: warmup unchanged
+        (10, 300, 100, (10, 300)),  # past the warmup: only the total moves
+        (10, 50, 100, (10, 101)),  # over time: stop at the next step, warmup done
+        (1, 1, 0, (1, 2)),
+    ],
+)
+def test_time_limited_schedules_shrink_their_warmup(warmup, total, done, expected):
+    from laser_ci.training.train import _lr_lambda, _refit_plan
+
+    plan = {"total": 100_000, "warmup": warmup}
+    _refit_plan(plan, total, done)
+    assert (plan["warmup"], plan["total"]) == expected
+    f = _lr_lambda(100_000, warmup, plan)
+    assert f(plan["total"]) == pytest.approx(0.1)  # the decay completes at the new total

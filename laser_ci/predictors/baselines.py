@@ -1,7 +1,8 @@
 """Baseline predictors that run on numpy alone: global median, tabular trees, TF-IDF + linear.
 
 Every baseline predicts ln(seconds) and turns it into a :class:`~laser_ci.predictors.base.Runtime`.
-Training (``benchmarks/baselines.py``) needs the ``train`` extra (LightGBM, scikit-learn);
+Training (the recipe :func:`laser_ci.training.baselines.fit_baselines`, run by
+``benchmarks/baselines.py``) needs the ``train`` extra (LightGBM, scikit-learn);
 what it ships under ``model/baselines/`` is plain JSON + ``.npz`` read here with numpy:
 
 - ``median.json``: :class:`MedianPredictor`.
@@ -589,6 +590,8 @@ def fit_lightgbm(
     import lightgbm as lgb
 
     p = {"verbose": -1, "num_threads": 1, "seed": 0, "deterministic": True, **params}
+    if p.get("bagging_freq") and len(y) * float(p.get("bagging_fraction", 1.0)) < 2:
+        p["bagging_freq"] = 0  # too few rows to draw a bag from (only in tiny folders)
     ds = lgb.Dataset(X, y, weight=weights, free_raw_data=True,
                      feature_name=list(feature_names) if feature_names else "auto")
     booster = lgb.train(p, ds, num_boost_round=num_rounds)
@@ -634,7 +637,9 @@ def fit_text_linear(
                 docs[term] = docs.get(term, 0) + 1
         keep = [t for t, gs in repos.items() if len(gs) >= min_groups and docs[t] >= min_df]
         keep.sort(key=lambda t: (-docs[t], t))
-        vocabulary = sorted(keep[:max_features] if max_features else keep)
+        vocabulary = sorted(keep[:max_features] if max_features else keep) or None
+        if vocabulary is None:  # no term in enough repositories (tiny folders): every term
+            min_df = 1
     vec = TfidfVectorizer(
         analyzer=analyzer, min_df=1 if vocabulary else min_df,
         max_features=None if vocabulary else max_features, vocabulary=vocabulary,

@@ -12,16 +12,26 @@ predictor *families*, each either in the folder itself or in a sub-folder:
 Every folder may hold a ``card.json``::
 
     {"best": "<name>",  # optional: the family's own pick
-     "predictors": {"<name>": {"val_log_mae": 0.93, ...}, ...}}
+     "predictors": {"<name>": {"val_log_mae": 0.93, ...}, ...},
+     "cv": {"folds": 5, "predictors": {"<name>": {"log_mae": 0.98, "prior_log_mae": 0.51,
+                                                  ...}, ...}, ...}}  # optional
 
-``val_log_mae`` is the log-MAE on the ``val`` split, all conclusions, one example per run,
-as printed by ``laser-ci eval DATA_DIR --split val`` (cold start: ``--history none``).
-``val_prior_log_mae`` (optional) is the same with ``--history prior`` (every run that has
-earlier runs sees them). :func:`load_predictor` returns the loadable predictor with the
-lowest ``val_log_mae`` over every card, ties broken by the lower ``val_prior_log_mae``
-(absent: last) and then by name, so the language model takes over as soon as its card
-says it beats the baselines. (``history-median`` falls back to ``tabular`` without
-history: same ``val_log_mae``; the tie goes to the better one with history.)
+``cv`` holds cross-validated scores, written by ``laser-ci eval DATA_DIR --folds K
+--write-cards`` (:func:`laser_ci.training.crossval.write_cards`): ``log_mae`` is the
+log-MAE pooled over the held-out folds of every repository, all conclusions, one example
+per run, cold start (``--history none``); ``prior_log_mae`` the same with ``--history
+prior``. ``val_log_mae`` is the log-MAE on the ``val`` split alone, as printed by
+``laser-ci eval DATA_DIR --split val``, and ``val_prior_log_mae`` (optional) the same with
+``--history prior``.
+
+:func:`load_predictor` returns the loadable predictor with the best score over every
+card: a predictor with cross-validated scores ranks before every predictor without them
+(whatever their ``val`` scores), and within each group the lowest ``log_mae`` (``cv``) or
+``val_log_mae`` wins, ties broken by the lower ``prior_log_mae`` / ``val_prior_log_mae``
+(absent: last) and then by name. So the language model takes over as soon as its card
+says it beats the baselines on the same footing. (``history-median`` falls back to
+``tabular`` without history: same cold score; the tie goes to the better one with
+history.)
 """
 
 from __future__ import annotations
@@ -138,8 +148,7 @@ def _score(info: Any, key: str) -> float | None:
 
 
 def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str | None:
-    """The name with the lowest ``val_log_mae`` over every card, among ``names`` (ties:
-    see the module doc)."""
+    """The best-ranked name among ``names`` over every card (see the module doc)."""
     cards = read_cards(model_dir)
     ranked = [r for r in _ranked(model_dir) if r[1] in names]
     if ranked:
@@ -150,18 +159,38 @@ def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str 
     return None
 
 
+def cv_scores(card: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """``{name: (log_mae, prior_log_mae)}`` of a card's cross-validated scores
+    (``prior_log_mae`` inf when absent); empty without a ``cv`` block."""
+    cv = card.get("cv")
+    preds = cv.get("predictors") if isinstance(cv, dict) else None
+    out = {}
+    for name, info in (preds or {}).items() if isinstance(preds, dict) else ():
+        score = _score(info, "log_mae")
+        if score is not None:
+            prior = _score(info, "prior_log_mae")
+            out[str(name)] = (score, math.inf if prior is None else prior)
+    return out
+
+
 def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, Path]]:
-    """``(val_log_mae, name, folder)`` from every card, best first (ties: the lower
-    ``val_prior_log_mae``, then the name)."""
+    """``(score, name, folder)`` from every card, best first: cross-validated scores
+    before ``val`` ones, then the score, the history score and the name (module doc)."""
     out = []
     for folder, card in read_cards(model_dir).items():
+        cv = cv_scores(card)
+        for name, (score, prior) in cv.items():
+            out.append((0, score, prior, name, Path(folder)))
         for name, info in (card.get("predictors") or {}).items():
+            if str(name) in cv:
+                continue
             score = _score(info, "val_log_mae")
             if score is not None:
                 prior = _score(info, "val_prior_log_mae")
-                out.append((score, math.inf if prior is None else prior, str(name), Path(folder)))
-    out.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [(score, name, folder) for score, _prior, name, folder in out]
+                out.append((1, score, math.inf if prior is None else prior, str(name),
+                            Path(folder)))
+    out.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+    return [(score, name, folder) for _tier, score, _prior, name, folder in out]
 
 
 def _load_folder(folder: Path) -> dict[str, Predictor]:

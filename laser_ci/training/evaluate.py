@@ -1,5 +1,9 @@
 """``laser-ci eval DATA_DIR``: score every available predictor on a folder of CI history.
 
+The scoring and the report are here; the command's options are in
+:mod:`laser_ci.training.eval_command` (it also dispatches ``--folds K`` to
+:mod:`laser_ci.training.crossval`, which builds on this module).
+
 The folder is in the ``gha-runs`` format (see :mod:`laser_ci.training.examples`). By default one example
 per run (``--kind workflow``: the whole workflow's text against ``run_time_s``) on the
 ``val`` repositories; ``--kind job`` scores the per-job examples instead, ``--kind all``
@@ -34,11 +38,16 @@ JSON (``--format json``)::
 ``all``/``success`` (and ``subsets``) at the top of a predictor's entry are always the
 requested regime; ``metrics`` is ``{"n", "log_mae", "mae_min", "spearman", "within_2x",
 "coverage"}``.
+
+``--folds K`` scores no shipped file: it cross-validates every trainable predictor by
+repository over the whole folder (each trained by its recipe on K - 1 folds, scored on the
+held-out one), with the band metrics and paired differences between predictors;
+``--write-cards`` stores the result in the cards :mod:`laser_ci.predictors.choice` reads.
+See :mod:`laser_ci.training.crossval`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -48,7 +57,7 @@ import click
 
 from laser_ci.predictors.base import Predictor, Runtime
 from laser_ci.training import metrics
-from laser_ci.training.examples import KINDS, Example, load_examples, summarize
+from laser_ci.training.examples import Example, summarize
 from laser_ci.training.history import REGIMES, SUBSETS, example_text, in_subset
 
 COLUMNS = (
@@ -86,40 +95,39 @@ def predict_all(predictor: Predictor, examples: Sequence[Example],
 
 
 def score(
-    predictions: Sequence[Runtime], examples: Sequence[Example]
+    predictions: Sequence[Runtime], examples: Sequence[Example], bands: bool = False
 ) -> dict[str, dict[str, Any]]:
-    """``{"all": metrics, "success": metrics}`` for one predictor's predictions."""
+    """``{"all": metrics, "success": metrics}`` for one predictor's predictions (``bands``:
+    with the band metrics, :func:`laser_ci.training.metrics.compute`)."""
     intervals = metrics.has_intervals(predictions)
     out: dict[str, dict[str, Any]] = {}
     for subset in ("all", "success"):
         idx = [i for i, e in enumerate(examples) if subset == "all" or e.conclusion == "success"]
         out[subset] = metrics.compute(
-            [predictions[i] for i in idx], [examples[i].runtime_s for i in idx], intervals
+            [predictions[i] for i in idx], [examples[i].runtime_s for i in idx], intervals,
+            bands=bands,
         )
     return out
 
 
 def score_subsets(
-    predictions: Sequence[Runtime], examples: Sequence[Example]
+    predictions: Sequence[Runtime], examples: Sequence[Example], bands: bool = False
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{subset: {"all", "success"}}`` for the ``warm``, ``warm-changed`` and ``cold``
     subsets (see the module doc)."""
     out = {}
     for subset in SUBSETS:
         idx = [i for i, e in enumerate(examples) if in_subset(e, subset)]
-        out[subset] = score([predictions[i] for i in idx], [examples[i] for i in idx])
+        out[subset] = score([predictions[i] for i in idx], [examples[i] for i in idx], bands)
     return out
 
 
-def evaluate(
-    predictors: Mapping[str, Predictor], examples: Sequence[Example], history: str = "none"
-) -> tuple[dict[str, Any], dict[str, list[Runtime]]]:
-    """The report (the ``--format json`` object, less split and kind) and each
-    predictor's predictions in the requested regime."""
+def report_head(examples: Sequence[Example], history: str) -> dict[str, Any]:
+    """The report's counts (and, with ``history: prior``, its subsets' sizes)."""
     if history not in REGIMES:
         raise ValueError(f"unknown history regime {history!r}; expected one of {REGIMES}")
     counts = summarize(examples)
-    report: dict[str, Any] = {
+    head: dict[str, Any] = {
         "history": history,
         "n": len(examples),
         "n_success": counts["success"],
@@ -128,28 +136,49 @@ def evaluate(
         "fallback": counts["fallback"],
     }
     if history == "prior":
-        report["subsets"] = {}
+        head["subsets"] = {}
         for subset in SUBSETS:
             members = [e for e in examples if in_subset(e, subset)]
-            report["subsets"][subset] = {
+            head["subsets"][subset] = {
                 "n": len(members), "n_success": sum(e.conclusion == "success" for e in members)}
+    return head
+
+
+def predictor_entry(preds: Sequence[Runtime], cold: Sequence[Runtime] | None,
+                    examples: Sequence[Example], history: str,
+                    bands: bool = False) -> dict[str, Any]:
+    """One predictor's entry of the report from its predictions in the requested regime
+    (``preds``) and, with ``history: prior``, in the ``none`` regime (``cold``)."""
+    res: dict[str, Any] = score(preds, examples, bands)
+    if history == "prior":
+        if cold is None:
+            raise ValueError("history prior needs the none regime's predictions too")
+        res["subsets"] = score_subsets(preds, examples, bands)
+        res["regimes"] = {"none": {**score(cold, examples, bands),
+                                   "subsets": score_subsets(cold, examples, bands)}}
+    return res
+
+
+def evaluate(
+    predictors: Mapping[str, Predictor], examples: Sequence[Example], history: str = "none"
+) -> tuple[dict[str, Any], dict[str, list[Runtime]]]:
+    """The report (the ``--format json`` object, less split and kind) and each
+    predictor's predictions in the requested regime."""
+    report = report_head(examples, history)
     report["predictors"] = {}
     all_preds: dict[str, list[Runtime]] = {}
     texts = [example_text(e, history) for e in examples]
     cold_texts = [e.text for e in examples]
     for name, predictor in predictors.items():
         t0 = time.perf_counter()
+        cold = None
         if history == "prior":  # one batch for both regimes (cold examples: same text)
             both = predict_texts(predictor, texts + cold_texts)
             preds, cold = both[: len(texts)], both[len(texts):]
         else:
             preds = predict_texts(predictor, texts)
         all_preds[name] = preds
-        res: dict[str, Any] = score(preds, examples)
-        if history == "prior":
-            res["subsets"] = score_subsets(preds, examples)
-            res["regimes"] = {"none": {**score(cold, examples),
-                                       "subsets": score_subsets(cold, examples)}}
+        res = predictor_entry(preds, cold, examples, history)
         res["seconds"] = round(time.perf_counter() - t0, 2)
         report["predictors"][name] = res
     return report, all_preds
@@ -275,79 +304,6 @@ def plot(
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-@click.command("eval")
-@click.argument("data_dir", type=click.Path(exists=True, file_okay=False))
-@click.option(
-    "--split", type=click.Choice(["train", "val", "all"]), default="val", show_default=True,
-    help="Repositories to score (split by a hash of owner/name, see laser_ci.training.examples).",
-)
-@click.option(
-    "--kind", type=click.Choice(["workflow", "job", "all"]), default="workflow",
-    show_default=True,
-    help="workflow: one example per run; job: per-job examples; all: both.",
-)
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
-    show_default=True,
-)
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
-              help="Write predicted vs actual (log-log) to this PNG.")
-@click.option("--model", "model_dir", type=click.Path(file_okay=False), default=None,
-              help="Model folder (default: the shipped model/).")
-@click.option("--predictor", "only", multiple=True,
-              help="Only these predictors (repeatable; default: all available).")
-@click.option(
-    "--history", type=click.Choice(list(REGIMES)), default="none", show_default=True,
-    help="none: cold-start texts only; prior: each run also sees its earlier runs in "
-         "DATA_DIR (causal), scored in both regimes and on the warm, warm-changed and cold "
-         "subsets.",
-)
-@click.option("--no-cache", is_flag=True, help="Re-parse the data instead of using the cache.")
-def eval_command(
-    data_dir: str,
-    split: str,
-    kind: str,
-    fmt: str,
-    plot_path: str | None,
-    model_dir: str | None,
-    only: tuple[str, ...],
-    history: str,
-    no_cache: bool,
-) -> None:
-    """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
-    from laser_ci.predictors.choice import available_predictors
-
-    predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
-    if only:
-        missing = [n for n in only if n not in predictors]
-        if missing:
-            raise click.ClickException(
-                f"unknown predictor(s) {', '.join(missing)}; available: "
-                f"{', '.join(predictors) or 'none'}"
-            )
-        predictors = {n: predictors[n] for n in only}
-    if not predictors:
-        raise click.ClickException(
-            "no predictors found; train them with `python benchmarks/baselines.py`"
-        )
-    kinds = KINDS if kind == "all" else (kind,)
-    examples = load_examples(data_dir, kinds=kinds, split=split, cache=not no_cache,
-                             history=history == "prior")
-    if not examples:
-        raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
-    report, preds = evaluate(predictors, examples, history)
-    report = {"split": split, "kind": kind, **report}
-    if fmt == "json":
-        click.echo(json.dumps(_finite(report), indent=2, allow_nan=False))
-    else:
-        click.echo(describe(report) if fmt == "table" else f"_{describe(report)}_\n")
-        click.echo(render_table(report, markdown=fmt == "markdown"), nl=False)
-    if plot_path:
-        plot(plot_path, examples, preds,
-             title=f"laser-ci eval: split={split}, kind={kind}, history={history}")
-        click.echo(f"wrote {plot_path}", err=True)
 
 
 def _finite(value: Any) -> Any:

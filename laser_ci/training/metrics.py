@@ -7,6 +7,18 @@
 - ``within_2x``: share of predictions in [true / 2, true * 2].
 - ``coverage``: share of truths within [p10, p90] (only for predictors that give intervals;
   a well calibrated p10-p90 band covers about 0.8).
+
+Bands are judged on calibration and sharpness together (``compute(..., bands=True)``, as
+``laser-ci eval --folds K`` reports them): ``coverage``; ``width``, the median over
+examples of p90 / p10 (how many times longer the band's top is than its bottom: 1 is a
+point, 10 a decade); and ``interval_score``, the interval score of the central 80% band in
+natural-log seconds, averaged over examples (lower is better)::
+
+    IS = (ln u - ln l) + (2 / 0.2) (ln l - ln y) [y < l] + (2 / 0.2) (ln y - ln u) [y > u]
+
+with l = p10, u = p90 and y the truth: the band's log width, plus ten times how far the
+truth falls outside it. A band that is too narrow pays for its misses, one that is too
+wide for its width, so the score is lowest for the sharpest band that still covers.
 """
 
 from __future__ import annotations
@@ -19,6 +31,8 @@ import numpy as np
 from laser_ci.predictors.base import Runtime
 
 METRICS = ("n", "log_mae", "mae_min", "spearman", "within_2x", "coverage")
+BAND_METRICS = ("width", "interval_score")
+BAND_ALPHA = 0.2  # p10-p90: the central 80% interval
 
 
 def _clip(x: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -97,15 +111,44 @@ def coverage(p10: Sequence[float], p90: Sequence[float], true: Sequence[float]) 
     return float(np.mean((t >= lo) & (t <= hi))) if len(t) else math.nan
 
 
+def width_ratio(p10: Sequence[float], p90: Sequence[float]) -> float:
+    """Median over examples of p90 / p10 (both clipped to >= 1 s)."""
+    lo, hi = _clip(p10), _clip(p90)
+    return float(np.median(hi / lo)) if len(lo) else math.nan
+
+
+def interval_score_log(lo: np.ndarray, hi: np.ndarray, y: np.ndarray,
+                       alpha: float = BAND_ALPHA) -> float:
+    """Mean interval score of the central ``1 - alpha`` intervals [``lo``, ``hi``] for
+    truths ``y``, everything already in log space (lower is better)."""
+    if not len(y):
+        return math.nan
+    width = hi - lo
+    below = np.maximum(lo - y, 0.0)
+    above = np.maximum(y - hi, 0.0)
+    return float(np.mean(width + (2.0 / alpha) * (below + above)))
+
+
+def interval_score(p10: Sequence[float], p90: Sequence[float], true: Sequence[float],
+                   alpha: float = BAND_ALPHA) -> float:
+    """Mean interval score of the [p10, p90] bands in natural-log seconds (module doc)."""
+    lo, hi, t = _clip(p10), _clip(p90), _clip(true)
+    if not len(t):
+        return math.nan
+    return interval_score_log(np.log(lo), np.log(hi), np.log(t), alpha)
+
+
 def has_intervals(preds: Sequence[Runtime]) -> bool:
     """Whether a predictor gave real intervals (not p10 == p50 == p90 everywhere)."""
     return any(r.p10 < r.p50 or r.p90 > r.p50 for r in preds)
 
 
 def compute(
-    preds: Sequence[Runtime], true: Sequence[float], intervals: bool | None = None
+    preds: Sequence[Runtime], true: Sequence[float], intervals: bool | None = None,
+    bands: bool = False,
 ) -> dict[str, float | int | None]:
-    """All metrics for one predictor on one set; ``coverage`` is None without intervals."""
+    """All metrics for one predictor on one set; ``coverage`` is None without intervals.
+    ``bands``: also ``width`` and ``interval_score`` (None without intervals)."""
     if len(preds) != len(true):
         raise ValueError(f"{len(preds)} predictions for {len(true)} truths")
     p50 = [r.p50 for r in preds]
@@ -119,6 +162,12 @@ def compute(
     }
     if intervals is None:
         intervals = has_intervals(preds)
+    if bands:
+        out.update(dict.fromkeys(BAND_METRICS))
     if intervals and len(true):
-        out["coverage"] = coverage([r.p10 for r in preds], [r.p90 for r in preds], true)
+        p10, p90 = [r.p10 for r in preds], [r.p90 for r in preds]
+        out["coverage"] = coverage(p10, p90, true)
+        if bands:
+            out["width"] = width_ratio(p10, p90)
+            out["interval_score"] = interval_score(p10, p90, true)
     return out

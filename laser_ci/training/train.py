@@ -56,7 +56,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,11 @@ class TrainConfig:
     # what a warm prompt's output is (laser_ci.text.tokenize): "runtime" (seconds) or "ratio" (to
     # the history median; the codec then also allows exponents down to RATIO_MIN_EXPONENT)
     warm_target: str = "ratio"
+    # prompt lines (laser_ci.text.tokenize): ``outcome`` asks for the run's conclusion;
+    # ``cold_reference`` "tabular": a cold text reads a tabular p50 (out of fold in
+    # training, laser_ci.training.references) and its output is the ratio to it
+    outcome: bool = False
+    cold_reference: str | None = None
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -177,12 +182,19 @@ def load_labeled(data_dir: str | os.PathLike[str], cfg: TrainConfig) -> tuple[li
     return with_history_texts(train, val, cfg)
 
 
-def with_history_texts(train: Sequence[Any], val: Sequence[Any],
-                       cfg: TrainConfig) -> tuple[list[LabeledText], list[LabeledText]]:
+def with_history_texts(train: Sequence[Any], val: Sequence[Any], cfg: TrainConfig,
+                       references: Mapping[Any, float] | None = None,
+                       ) -> tuple[list[LabeledText], list[LabeledText]]:
     """Training texts per ``cfg.history_mode`` (cold and warm start in one model); the
     validation texts carry the history block whenever there are earlier runs (``cold``:
-    never), as ``laser-ci eval --history prior`` feeds them."""
+    never), as ``laser-ci eval --history prior`` feeds them. ``references``
+    (:func:`laser_ci.training.references.out_of_fold_references`) gives each cold text its
+    reference runtime."""
     from laser_ci.training.history import rescaled, training_texts
+    from laser_ci.training.references import reference_key
+
+    def ref(text: str, e: Any) -> float | None:
+        return references.get(reference_key(e)) if references and text is e.text else None
 
     pairs = training_texts(train, mode=cfg.history_mode, p_cold=cfg.p_cold, seed=cfg.seed)
     rng = random.Random(cfg.seed + 1)
@@ -191,10 +203,12 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any],
         runtime = e.runtime_s
         if text is e.text_warm and rng.random() < cfg.scale_aug:
             text, runtime = rescaled(e, math.exp(rng.uniform(-cfg.scale_range, cfg.scale_range)))
-        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo))
+        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo, ref(text, e)))
     warm_val = cfg.history_mode != "cold"
-    va = [LabeledText(e.text_warm if warm_val and e.text_warm is not None else e.text,
-                      e.runtime_s, e.kind, e.conclusion, e.repo) for e in val]
+    va = []
+    for e in val:
+        text = e.text_warm if warm_val and e.text_warm is not None else e.text
+        va.append(LabeledText(text, e.runtime_s, e.kind, e.conclusion, e.repo, ref(text, e)))
     return tr, va
 
 
@@ -227,8 +241,10 @@ def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
     from laser_ci.predictors.baselines import parse_history
 
     items = []
-    for ex, p in zip(examples, prompt.encode_texts([e.text for e in examples]), strict=True):
-        out, generated = prompt.target(ex.runtime_s, prompt.reference(ex.text))
+    texts = [prompt.with_prompt_lines(e.text, outcome=getattr(e, "conclusion", None),
+                                      reference=getattr(e, "reference", None)) for e in examples]
+    for ex, text, p in zip(examples, texts, prompt.encode_texts(texts), strict=True):
+        out, generated = prompt.target(ex.runtime_s, prompt.reference(text))
         ids = p + out + [prompt.eos_id]
         labels = [IGNORE] * len(p) + out + [prompt.eos_id]
         pos = [len(p) + k for k, g in enumerate(generated) if g]
@@ -390,6 +406,18 @@ def _from_main(accelerator: Any, value: Any) -> Any:
     return broadcast_object_list([value], from_process=0)[0]
 
 
+def _refit_plan(plan: dict[str, int], total: int, done: int) -> None:
+    """A time-limited schedule re-fit to ``total`` steps: the warmup shrinks with it (at most
+    a twentieth of the steps, never below the steps already done in warmup), so a slow
+    machine still decays its learning rate instead of stopping, or running on past its
+    time, in the warmup."""
+    warmup = plan["warmup"]
+    if done < warmup:  # still warming up: at most a twentieth of the new total
+        warmup = max(1, min(warmup, total // 20), done)
+    plan["warmup"] = warmup
+    plan["total"] = max(total, warmup + 1, done + 1)
+
+
 def _refit_now(done: int) -> bool:
     """When a time-limited loop re-estimates how many steps fit: after 30 steps, then every
     100 (the machine may have been busier, or idler, at the start)."""
@@ -406,8 +434,8 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
         return
     wrapped = _loss_module(model)
     opt = _optimizer(model, cfg.pretrain_lr, cfg.weight_decay)
-    plan = {"total": steps}
     warmup = max(1, min(steps // 20, 500))
+    plan = {"total": steps, "warmup": warmup}
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(steps, warmup, plan))
     wrapped, opt, sched = accelerator.prepare(wrapped, opt, sched)
     g = np.random.default_rng(cfg.seed)
@@ -444,7 +472,7 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
         if limit and _refit_now(done):  # fit the schedule to the steps the time allows
             fit = _from_main(accelerator, int(done * limit / (time.time() - t0)))
-            plan["total"] = max(min(steps, fit), warmup + 1, done + 1)
+            _refit_plan(plan, min(steps, fit), done)
         if limit and done >= 30 and done >= plan["total"]:
             break
     bar.close()
@@ -557,7 +585,7 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
                 fit = _from_main(accelerator, int(done_steps * limit / (time.time() - t0)))
                 if done_steps == 30 and fit < total:
                     plan["warmup"] = min(warmup, max(fit // 10, 1))
-                plan["total"] = max(min(fit, total), plan["warmup"] + 1, done_steps + 1)
+                _refit_plan(plan, min(fit, total), done_steps)
                 stop_at = plan["total"] if fit < total else total + 1
             if done_steps >= stop_at:
                 stop = True
@@ -659,6 +687,7 @@ class LabeledText:
     kind: str
     conclusion: str
     repo: str
+    reference: float | None = None  # a cold text's reference runtime (cold_reference models)
 
 
 @dataclass
@@ -675,7 +704,7 @@ class Prepared:
 def prepare_data(data_dir: str | os.PathLike[str], cfg: TrainConfig,
                  init: str | None = None) -> Prepared:
     """Load the labeled examples, train the tokenizer (unless ``init``) and pack the corpus."""
-    from laser_ci.text.tokenize import EOS, load_tokenizer, train_tokenizer
+    from laser_ci.text.tokenize import load_tokenizer
 
     train_ex, val_ex = load_labeled(data_dir, cfg)
     log: dict[str, Any] = {"data": {"train": len(train_ex), "val": len(val_ex)}}
@@ -683,6 +712,16 @@ def prepare_data(data_dir: str | os.PathLike[str], cfg: TrainConfig,
         return Prepared(load_tokenizer(Path(init) / "tokenizer.json"), None, train_ex, val_ex, log)
     texts = corpus_texts(data_dir, "train", cfg.corpus_max_docs, cfg.seed)
     texts += list(dict.fromkeys(e.text for e in train_ex))
+    tok, rows = tokenize_corpus(texts, cfg, log)
+    return Prepared(tok, rows, train_ex, val_ex, log)
+
+
+def tokenize_corpus(texts: Sequence[str], cfg: TrainConfig,
+                    log: dict[str, Any]) -> tuple[Any, np.ndarray | None]:
+    """A tokenizer trained on ``texts`` and, when ``cfg`` pretrains, the texts packed into
+    ``[n, pretrain_seq_len]`` rows; sizes and seconds go to ``log``."""
+    from laser_ci.text.tokenize import EOS, train_tokenizer
+
     t = time.time()
     tok = train_tokenizer(texts, cfg.vocab_size)
     log["tokenizer"] = {"documents": len(texts), "vocab": tok.get_vocab_size(),
@@ -696,7 +735,7 @@ def prepare_data(data_dir: str | os.PathLike[str], cfg: TrainConfig,
             rows = rows.astype(np.uint16)
         log["pretrain_data"] = {"sequences": int(len(rows)), "tokens": int(rows.size),
                                 "tokenize_seconds": round(time.time() - t, 1)}
-    return Prepared(tok, rows, train_ex, val_ex, log)
+    return tok, rows
 
 
 def write_bundle(prep: Prepared, path: str | os.PathLike[str]) -> None:
@@ -736,6 +775,9 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
 
     The data come from ``data_dir`` or, prepared earlier by :func:`write_bundle`, ``bundle``.
     """
+    if cfg.outcome or cfg.cold_reference:
+        raise ValueError("outcome and cold_reference prompts are trained per fold "
+                         "(finetune_examples, `laser-ci eval --folds K --lm-prompt-lines`)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     acc = _accelerator(cfg, device)
@@ -781,6 +823,12 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     if acc.is_main_process:
         (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
     return log
+
+
+def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig) -> PromptCodec:
+    """The prompt layout ``cfg`` trains (and its exported folder reads)."""
+    return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
+                       outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None)
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
@@ -868,6 +916,136 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     return log
 
 
+PRETRAIN_MARKER = "laser_pretrain.json"  # in OUT/pretrained of `laser-ci train --pretrain-only`
+
+
+def run_pretrain_only(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+                      cfg: TrainConfig, *, device: str = "auto",
+                      corpus_split: str = "all") -> dict[str, Any]:
+    """A base pretrained on the unlabeled workflow corpus only (``laser-ci train
+    --pretrain-only``): the tokenizer and the causal LM see the distinct file versions of
+    ``corpus.jsonl.gz`` of ``corpus_split``'s repositories and nothing from ``runs``: no
+    runtime, no labeled example's text. Writes ``OUT/pretrained`` (a transformers
+    checkpoint, ``tokenizer.json`` and ``laser_pretrain.json``, which says so) and
+    ``OUT/train_report.json``; ``laser-ci eval --folds K --lm-base OUT/pretrained``
+    fine-tunes it per fold."""
+    from laser_ci.training.examples import load_corpus
+
+    if cfg.pretrain_steps <= 0:
+        raise click.ClickException("--pretrain-only needs --pretrain-steps > 0")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    acc = _accelerator(cfg, device)
+    t_all = time.time()
+    texts = corpus_texts(data_dir, corpus_split, cfg.corpus_max_docs, cfg.seed)
+    if not texts:
+        raise click.ClickException(f"{data_dir}: no corpus documents (corpus.jsonl[.gz])")
+    from laser_ci.training.example import split_of
+
+    repos = {str(r["repo"]) for r in load_corpus(data_dir)
+             if corpus_split == "all" or split_of(str(r["repo"])) == corpus_split}
+    log: dict[str, Any] = {"config": asdict(cfg), "device": str(acc.device),
+                           "processes": acc.num_processes, "pretrain_only": True}
+    tok, rows = tokenize_corpus(texts, cfg, log)
+    if rows is None or not len(rows):
+        raise click.ClickException(f"{data_dir}: the corpus does not fill one "
+                                   f"{cfg.pretrain_seq_len}-token row (--pretrain-seq-len)")
+    model = build_model(tok.get_vocab_size(), cfg.size, max(2048, cfg.max_prompt_tokens + 64))
+    log["parameters"] = count_parameters(model)
+    model.to(acc.device)
+    pretrain(model, rows, cfg, acc, log)
+    log["seconds"] = round(time.time() - t_all, 1)
+    if acc.is_main_process:
+        base = out / "pretrained"
+        acc.unwrap_model(model).save_pretrained(str(base))
+        tok.save(str(base / "tokenizer.json"))
+        marker = {"pretrain_only": True, "labels": False,
+                  "corpus": {"data": str(data_dir), "split": corpus_split,
+                             "documents": len(texts), "repos": len(repos),
+                             "what": "distinct workflow file versions of corpus.jsonl, raw "
+                                     "YAML; no runs, no runtimes, no labeled example's text"},
+                  "size": cfg.size, "seed": cfg.seed, "pretrain": log.get("pretrain"),
+                  "tokenizer": log.get("tokenizer")}
+        (base / PRETRAIN_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+        (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
+    return log
+
+
+def load_base(base_dir: str | os.PathLike[str], cfg: TrainConfig) -> tuple[TrainConfig, NumberCodec,
+                                                                           Any, Any]:
+    """``(cfg, codec, tokenizer, model)`` to fine-tune from ``base_dir``: a shipped model
+    folder (its prompt budget, output semantics and codec win over ``cfg``) or a checkpoint
+    folder with ``tokenizer.json`` (``OUT/pretrained``: ``cfg``'s, and the default codec)."""
+    from laser_ci.predictors.lm import read_config
+    from laser_ci.text.tokenize import load_tokenizer
+
+    base = Path(base_dir)
+    if (base / "laser.json").is_file():
+        base_cfg = read_config(base)
+        cfg = replace(cfg, max_prompt_tokens=int(base_cfg["prompt"]["max_prompt_tokens"]),
+                      warm_target=str(base_cfg["prompt"].get("warm_target", "runtime")))
+        codec = NumberCodec(**base_cfg["codec"])
+    else:
+        codec = codec_for(cfg, DEFAULT_CODEC)
+    if not (base / "tokenizer.json").is_file():
+        raise click.ClickException(f"{base}: no tokenizer.json")
+    return cfg, codec, load_tokenizer(base / "tokenizer.json"), load_model(base)
+
+
+def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
+                      val_ex: Sequence[Any], out_dir: str | os.PathLike[str],
+                      cfg: TrainConfig, *, device: str = "auto",
+                      references: Mapping[Any, float] | None = None,
+                      reference_model: Any = None) -> dict[str, Any]:
+    """Fine-tune from ``base_dir`` on labeled examples (:class:`~laser_ci.training.example.
+    Example`, with their history) exactly as ``laser-ci train --init`` does, ``val_ex``
+    picking the best epoch, and export the int8 graph alone to ``out_dir`` (what
+    ``laser-ci eval --folds`` does per fold). With ``cfg.cold_reference``, ``references``
+    are the cold texts' out-of-fold references and ``reference_model`` the tabular model
+    the exported folder ships to compute them at inference (fit on ``train_ex`` and
+    ``val_ex``). Returns the log (also ``train_report.json``)."""
+    if cfg.cold_reference and (references is None or reference_model is None):
+        raise ValueError("cold_reference needs the training texts' references and the model")
+    from laser_ci.training.export import export_model
+
+    t0 = time.time()
+    cfg, codec, tok, model = load_base(base_dir, cfg)
+    acc = _accelerator(cfg, device)
+    model.to(acc.device)
+    train_ex = [e for e in train_ex if e.runtime_s > 0]
+    val_ex = [e for e in val_ex if e.runtime_s > 0]
+    if cfg.success_only:
+        train_ex = [e for e in train_ex if e.conclusion == "success"]
+        val_ex = [e for e in val_ex if e.conclusion == "success"]
+    tr, va = with_history_texts(train_ex, val_ex, cfg, references)
+    prompt = prompt_codec(tok, codec, cfg)
+    log: dict[str, Any] = {"config": asdict(cfg), "base": str(base_dir), "device": str(acc.device),
+                           "data": {"train": len(tr), "val": len(va),
+                                    "with_reference": sum(e.reference is not None for e in tr)}}
+    best = finetune_loop(model, make_items(tr, prompt), make_items(va, prompt), cfg, acc,
+                         prompt.pad_id, log)
+    model = acc.unwrap_model(model)
+    if best is not None:
+        model.load_state_dict(best)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t = time.time()
+    export_model(model.to("cpu").float().eval(), tok, out,
+                 max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
+                 warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=True,
+                 include_weights=False,
+                 extra={"training": {"base": str(base_dir), "seed": cfg.seed}})
+    if cfg.outcome or cfg.cold_reference:
+        from laser_ci.training.references import attach_reference
+
+        attach_reference(out, outcome=cfg.outcome,
+                         reference=reference_model if cfg.cold_reference else None)
+    log["export_seconds"] = round(time.time() - t, 1)
+    log["seconds"] = round(time.time() - t0, 1)
+    (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
+    return log
+
+
 # ---- commands ---------------------------------------------------------------------------------
 
 
@@ -940,6 +1118,8 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 @click.option("--pretrain-lr", type=float, default=None)
 @click.option("--pretrain-minutes", type=float, default=None,
               help="Stop pretraining after this many minutes (0: no limit).")
+@click.option("--pretrain-seq-len", type=int, default=None,
+              help="Tokens per packed pretraining row [512].")
 @click.option("--max-prompt-tokens", type=int, default=None)
 @click.option("--vocab-size", type=int, default=None)
 @click.option("--corpus-max-docs", type=int, default=None)
@@ -950,13 +1130,30 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
               help="What the model writes for a text with history: the runtime, or its ratio "
                    "to the history median [ratio].")
 @click.option("--no-export", is_flag=True, help="Skip the ONNX export and its checks.")
+@click.option("--pretrain-only", is_flag=True,
+              help="Only the tokenizer and pretraining, on the unlabeled corpus alone (no "
+                   "runs, no labels): writes OUT/pretrained, a base for `laser-ci eval "
+                   "--folds K --lm-base OUT/pretrained`.")
+@click.option("--corpus-split", type=click.Choice(["all", "train"]), default="all",
+              show_default=True,
+              help="--pretrain-only: the repositories whose corpus files are read.")
 @_common
 def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | None,
                   out_dir: str, preset: str | None, size: str | None, init: str | None,
-                  no_export: bool, device: str, **kw: Any) -> None:
+                  no_export: bool, pretrain_only: bool, corpus_split: str, device: str,
+                  **kw: Any) -> None:
     """Train the runtime language model from scratch (see laser_ci/training/train.py)."""
     base = replace(TrainConfig(), **PRESETS[preset]) if preset else TrainConfig()
     cfg = _cfg_from(base, size=size, **kw)
+    if pretrain_only:
+        if data_dir is None or bundle or save_bundle or init:
+            raise click.UsageError("--pretrain-only needs --data, and no --bundle, "
+                                   "--save-bundle or --init")
+        log = run_pretrain_only(data_dir, out_dir, cfg, device=device, corpus_split=corpus_split)
+        if int(os.environ.get("RANK", "0")) == 0:
+            click.echo(json.dumps({k: log.get(k) for k in ("parameters", "tokenizer", "pretrain",
+                                                           "seconds")}, indent=2))
+        return
     if (data_dir is None) == (bundle is None):
         raise click.UsageError("give exactly one of --data and --bundle")
     if save_bundle:

@@ -1,0 +1,158 @@
+"""The ``laser-ci eval`` command: options, predictors, output (the report itself:
+:mod:`laser_ci.training.evaluate`; ``--folds K``: :mod:`laser_ci.training.crossval`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from laser_ci.predictors.base import Predictor
+from laser_ci.training.evaluate import _finite, describe, evaluate, plot, render_table
+from laser_ci.training.examples import KINDS, load_examples
+from laser_ci.training.history import REGIMES
+
+
+@click.command("eval")
+@click.argument("data_dir", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--split", type=click.Choice(["train", "val", "all"]), default="val", show_default=True,
+    help="Repositories to score (split by a hash of owner/name, see laser_ci.training.examples).",
+)
+@click.option(
+    "--kind", type=click.Choice(["workflow", "job", "all"]), default="workflow",
+    show_default=True,
+    help="workflow: one example per run; job: per-job examples; all: both.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+    show_default=True,
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Write predicted vs actual (log-log) to this PNG.")
+@click.option("--model", "model_dir", type=click.Path(file_okay=False), default=None,
+              help="Model folder (default: the shipped model/).")
+@click.option("--predictor", "only", multiple=True,
+              help="Only these predictors (repeatable; default: all available).")
+@click.option(
+    "--history", type=click.Choice(list(REGIMES)), default="none", show_default=True,
+    help="none: cold-start texts only; prior: each run also sees its earlier runs in "
+         "DATA_DIR (causal), scored in both regimes and on the warm, warm-changed and cold "
+         "subsets.",
+)
+@click.option("--no-cache", is_flag=True, help="Re-parse the data instead of using the cache.")
+@click.option(
+    "--folds", type=int, default=None, is_flag=False, flag_value=5, metavar="[K]",
+    help="Cross-validate by repository over the whole folder instead of scoring the shipped "
+         "files: K folds (5 when given without a number; fold 0 is then the val split), each "
+         "predictor trained by its recipe on K-1 folds and scored on the held-out one "
+         "(laser_ci.training.crossval). Needs the train extra.",
+)
+@click.option("--write-cards", is_flag=True,
+              help="--folds: store the cross-validated scores in each scored family's "
+                   "card.json (under \"cv\"; the default predictor is chosen from them).")
+@click.option("--reference", default=None,
+              help="--folds: the predictor the table's paired differences are against "
+                   "(default: the best on successful runs).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="--folds: the baselines' folds trained at once, in separate processes "
+                   "[one per CPU, at most K]; laser-lm's folds run one at a time.")
+@click.option("--lm-base", type=click.Path(exists=True, file_okay=False), default=None,
+              help="--folds: fine-tune laser-lm per fold from this base, pretrained on the "
+                   "unlabeled corpus only (laser-ci train --pretrain-only: OUT/pretrained).")
+@click.option("--lm-epochs", type=int, default=None,
+              help="--folds: fine-tuning epochs per fold [3, the shipped model's].")
+@click.option("--lm-device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+              show_default=True, help="--folds: where laser-lm fine-tunes.")
+@click.option("--lm-threads", type=int, default=None,
+              help="--folds: torch and onnxruntime threads for laser-lm [2].")
+@click.option("--lm-minutes", type=float, default=None,
+              help="--folds: stop each fold's fine-tuning after this many minutes.")
+@click.option("--lm-keep", type=click.Path(file_okay=False), default=None,
+              help="--folds: keep each fold's fine-tuned model in DIR/foldF (default: a "
+                   "temporary folder).")
+@click.option("--lm-prompt-lines", is_flag=True,
+              help="--folds: laser-lm's prompts end with the outcome asked for and, without "
+                   "history, a tabular reference (the fold's; out of fold for training "
+                   "texts); it writes the ratio to that reference.")
+@click.option("--lm-reuse", is_flag=True,
+              help="--folds: score the fold models an earlier run kept in --lm-keep instead "
+                   "of fine-tuning again (e.g. for another --kind); fine-tune the missing.")
+@click.pass_context
+def eval_command(
+    ctx: click.Context,
+    data_dir: str,
+    split: str,
+    kind: str,
+    fmt: str,
+    plot_path: str | None,
+    model_dir: str | None,
+    only: tuple[str, ...],
+    history: str,
+    no_cache: bool,
+    folds: int | None,
+    write_cards: bool,
+    reference: str | None,
+    jobs: int | None,
+    lm_base: str | None,
+    lm_epochs: int | None,
+    lm_device: str,
+    lm_threads: int | None,
+    lm_minutes: float | None,
+    lm_keep: str | None,
+    lm_prompt_lines: bool,
+    lm_reuse: bool,
+) -> None:
+    """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
+    from laser_ci.predictors.choice import available_predictors
+
+    cv_only = {"--write-cards": write_cards, "--reference": reference, "--jobs": jobs,
+               "--lm-base": lm_base,
+               "--lm-epochs": lm_epochs, "--lm-threads": lm_threads, "--lm-minutes": lm_minutes,
+               "--lm-keep": lm_keep, "--lm-prompt-lines": lm_prompt_lines,
+               "--lm-reuse": lm_reuse}
+    if folds is None:
+        given = [k for k, v in cv_only.items() if v not in (None, False)]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} only go with --folds")
+    else:
+        if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("--folds cross-validates over the whole folder: no --split")
+        from laser_ci.training.crossval import eval_cv
+
+        eval_cv(data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
+                only=only, history=history, no_cache=no_cache, write=write_cards,
+                reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
+                lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
+                lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse)
+        return
+
+    predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
+    if only:
+        missing = [n for n in only if n not in predictors]
+        if missing:
+            raise click.ClickException(
+                f"unknown predictor(s) {', '.join(missing)}; available: "
+                f"{', '.join(predictors) or 'none'}"
+            )
+        predictors = {n: predictors[n] for n in only}
+    if not predictors:
+        raise click.ClickException(
+            "no predictors found; train them with `python benchmarks/baselines.py`"
+        )
+    kinds = KINDS if kind == "all" else (kind,)
+    examples = load_examples(data_dir, kinds=kinds, split=split, cache=not no_cache,
+                             history=history == "prior")
+    if not examples:
+        raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
+    report, preds = evaluate(predictors, examples, history)
+    report = {"split": split, "kind": kind, **report}
+    if fmt == "json":
+        click.echo(json.dumps(_finite(report), indent=2, allow_nan=False))
+    else:
+        click.echo(describe(report) if fmt == "table" else f"_{describe(report)}_\n")
+        click.echo(render_table(report, markdown=fmt == "markdown"), nl=False)
+    if plot_path:
+        plot(plot_path, examples, preds,
+             title=f"laser-ci eval: split={split}, kind={kind}, history={history}")
+        click.echo(f"wrote {plot_path}", err=True)
