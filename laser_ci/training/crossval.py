@@ -64,6 +64,7 @@ from laser_ci.training import metrics
 from laser_ci.training.evaluate import (
     SUBSET_TITLES,
     _table,
+    format_metric,
     predict_texts,
     predictor_entry,
     report_head,
@@ -529,18 +530,6 @@ def recipe_name(name: str) -> str:
 # --- tables --------------------------------------------------------------------------------
 
 
-def _fmt(key: str, value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if key == "n":
-        return str(value)
-    if key in ("within_2x", "coverage"):
-        return f"{100 * value:.1f}%"
-    if key == "width":
-        return f"{value:.1f}x"
-    return f"{value:.3f}"
-
-
 def _diff(p: Mapping[str, Any] | None) -> str:
     if p is None or not _num(p.get("diff")):
         return "-"
@@ -584,7 +573,7 @@ def render_cv_table(report: Mapping[str, Any], markdown: bool = False) -> str:
                 block = _block(res, report, regime, subset)
                 for runs in RUNS:
                     m = block[runs]
-                    body.append([name, regime, runs] + [_fmt(k, m.get(k)) for k, _ in CV_COLUMNS])
+                    body.append([name, regime, runs] + [format_metric(k, m.get(k)) for k, _ in CV_COLUMNS])
         lines = [f"**{title}**" if markdown else title]
         lines += _table(["predictor", "history", "runs"] + titles, body, 3, markdown)
         if len(report["predictors"]) > 1:

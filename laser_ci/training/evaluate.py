@@ -184,13 +184,17 @@ def evaluate(
     return report, all_preds
 
 
-def _fmt(key: str, value: Any) -> str:
+def format_metric(key: str, value: Any) -> str:
+    """One table cell: ``-`` for missing, counts as integers, shares as percent, band
+    widths as ``12.3x``, the rest with three decimals."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if key == "n":
         return str(value)
     if key in ("within_2x", "coverage"):
         return f"{100 * value:.1f}%"
+    if key == "width":
+        return f"{value:.1f}x"
     if key == "mae_min":
         return f"{value:.2f}"
     return f"{value:.3f}"
@@ -209,7 +213,7 @@ def rows(report: Mapping[str, Any], subset: str = "all",
             for runs in ("all", "success"):
                 m = block[runs]
                 head = [name] if regime is None else [name, regime]
-                out.append(head + [runs] + [_fmt(k, m.get(k)) for k, _ in COLUMNS])
+                out.append(head + [runs] + [format_metric(k, m.get(k)) for k, _ in COLUMNS])
     return out
 
 
