@@ -32,15 +32,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from laser_ci.predictors.baselines import load_baselines  # noqa: E402
 from laser_ci.training.baselines import fit_baselines, text_features  # noqa: E402
 from laser_ci.training.crossval import recipe_fingerprint  # noqa: E402
-from laser_ci.training.evaluate import describe, evaluate, render_table  # noqa: E402
+from laser_ci.training.evaluate import describe, evaluate, json_safe, render_table  # noqa: E402
 from laser_ci.training.examples import load_examples, summarize  # noqa: E402
 
 
@@ -126,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tabular-warm": {k: v for k, v in tabular.warm.info.items() if k != "grid"},
         "text-linear": text.info,
         "history-median": history_median.info,
-        "val_metrics": {k: _finite(r) for k, r in reports.items()},
+        "val_metrics": {k: json_safe(r) for k, r in reports.items()},
         "tuning": fit.tuning,
     }
     card_path = out / "card.json"
@@ -137,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             log("dropped the card's cross-validated scores (the recipe or the text code changed): "
                 "re-run `laser-ci eval DATA --folds 5 --history prior --write-cards`")
-    card_path.write_text(json.dumps(_finite(card), indent=1) + "\n", encoding="utf-8")
+    card_path.write_text(json.dumps(json_safe(card), indent=1) + "\n", encoding="utf-8")
 
     sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir()) if p.is_file()}
     log(f"wrote {out}: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
@@ -157,18 +155,6 @@ def _old_cv(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, AttributeError):
         return None
     return cv if isinstance(cv, dict) else None
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ from laser_ci.training.evaluate import (
     SUBSET_TITLES,
     _table,
     format_metric,
+    json_safe,
     predict_texts,
     predictor_entry,
     report_head,
@@ -741,7 +742,7 @@ def write_cards(report: Mapping[str, Any], families: Sequence[tuple[str, Path]],
             "reports": reports,
         }
         card["cv"] = cv
-        path.write_text(json.dumps(_finite(card), indent=1) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(json_safe(card), indent=1) + "\n", encoding="utf-8")
         written.append(path)
     return written
 
@@ -763,16 +764,6 @@ def _lm_fingerprint(lm: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 # --- the command -----------------------------------------------------------------------------
 
 
@@ -786,7 +777,6 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
-    from laser_ci.training.evaluate import _finite as finite
     from laser_ci.training.evaluate import plot
     from laser_ci.training.examples import KINDS, load_examples
 
@@ -832,7 +822,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
         raise click.ClickException(str(exc)) from exc
     report = {"split": "cv", "folds": k, "kind": kind, **report}
     if fmt == "json":
-        click.echo(json.dumps(finite(report), indent=2, allow_nan=False))
+        click.echo(json.dumps(json_safe(report), indent=2, allow_nan=False))
     else:
         markdown = fmt == "markdown"
         click.echo(describe_cv(report) if not markdown else f"_{describe_cv(report)}_\n")

@@ -8,7 +8,7 @@ import json
 import click
 
 from laser_ci.predictors.base import Predictor
-from laser_ci.training.evaluate import _finite, describe, evaluate, plot, render_table
+from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, load_examples
 from laser_ci.training.history import REGIMES
 
@@ -148,7 +148,7 @@ def eval_command(
     report, preds = evaluate(predictors, examples, history)
     report = {"split": split, "kind": kind, **report}
     if fmt == "json":
-        click.echo(json.dumps(_finite(report), indent=2, allow_nan=False))
+        click.echo(json.dumps(json_safe(report), indent=2, allow_nan=False))
     else:
         click.echo(describe(report) if fmt == "table" else f"_{describe(report)}_\n")
         click.echo(render_table(report, markdown=fmt == "markdown"), nl=False)

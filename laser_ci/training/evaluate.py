@@ -310,12 +310,12 @@ def plot(
     plt.close(fig)
 
 
-def _finite(value: Any) -> Any:
-    """NaN (e.g. Spearman of a constant predictor) becomes null in JSON."""
+def json_safe(value: Any) -> Any:
+    """NaN and infinities (e.g. Spearman of a constant predictor) become null in JSON."""
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
