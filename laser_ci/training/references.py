@@ -86,32 +86,21 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def attach_reference(model_dir: str | Path, *, outcome: bool, reference: Any = None,
-                     reference_dir: str | Path | None = None) -> None:
+def attach_reference(model_dir: str | Path, *, outcome: bool, reference: Any = None) -> None:
     """Make an exported model folder read its prompt lines: ``prompt.outcome`` and, with a
-    tabular model (``reference``, or the folder it was saved in: ``reference_dir``), the
-    ``reference/`` folder and ``prompt.cold_reference``, with every new file's sha256 in
-    ``laser.json``."""
-    from laser_ci.predictors.baselines import TabularPredictor
+    tabular model (``reference``), the ``reference/`` folder and ``prompt.cold_reference``,
+    with the reference files' sha256 in ``laser.json``."""
     from laser_ci.predictors.lm import CONFIG_NAME, REFERENCE_DIR
 
     d = Path(model_dir)
     config = json.loads((d / CONFIG_NAME).read_text(encoding="utf-8"))
     config["prompt"]["outcome"] = bool(outcome)
-    target = d / REFERENCE_DIR
-    if reference is not None or reference_dir is not None:
+    if reference is not None:
+        target = d / REFERENCE_DIR
         if target.exists():
             shutil.rmtree(target)
-        if reference is not None:
-            reference.save(target)
-        else:
-            shutil.copytree(Path(reference_dir), target)  # type: ignore[arg-type]
-        files = [p for p in target.iterdir()
-                 if p.name in (TabularPredictor.FILE, TabularPredictor.ARRAYS)]
-        for p in target.iterdir():
-            if p not in files:
-                p.unlink()
+        reference.save(target)
         config["prompt"]["cold_reference"] = "tabular"
-        for p in sorted(files):
-            config["files"][f"{REFERENCE_DIR}/{p.name}"] = _sha256(p)
+        for f in sorted(target.iterdir()):
+            config["files"][f"{REFERENCE_DIR}/{f.name}"] = _sha256(f)
     (d / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
