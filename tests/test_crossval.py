@@ -348,11 +348,29 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
     # references come from tabular models fit without their fold; a kept fold is reused
     lines = tmp_path / "lines"
     seen.clear()
+    import laser_ci.training.baselines as baselines
+
+    tabulars: list = []
+    references: list = []
+    real_fit = baselines.fit_baselines
+
+    def fit_spy(*a, **kw):
+        out = real_fit(*a, **kw)
+        if "tabular" in out.predictors:
+            tabulars.append(out.predictors["tabular"])
+        return out
+
+    def ref_spy(base, train_ex, val_ex, out_dir, cfg, **kw):
+        references.append(kw.get("reference_model"))
+        return spy(base, train_ex, val_ex, out_dir, cfg, **kw)
+
+    monkeypatch.setattr(baselines, "fit_baselines", fit_spy)
+    monkeypatch.setattr(train, "finetune_examples", ref_spy)
     res = json.loads(run_eval(
         "--folds", "3", "--history", "prior", "--predictor", "laser-lm", "--predictor",
         "tabular", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
         "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(lines),
-        "--lm-prompt-lines", "--format", "json"))
+        "--lm-prompt-lines", "--jobs", "1", "--format", "json"))
     assert res["lm"]["config"]["outcome"] is True
     assert res["lm"]["config"]["cold_reference"] == "tabular"
     for f in range(3):
@@ -362,6 +380,9 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         log = json.loads((lines / f"fold{f}" / "train_report.json").read_text())
         assert 0 < log["data"]["with_reference"] <= log["data"]["train"]
     assert len(seen) == 3
+    # each fold's tabular model is trained once and is the reference its language model ships
+    assert len(tabulars) == 3
+    assert [r is tab for r, tab in zip(references, tabulars, strict=True)] == [True] * 3
     again = json.loads(run_eval(
         "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
         "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",

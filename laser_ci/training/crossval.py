@@ -377,7 +377,14 @@ def run_folds(
     jobs = max(1, min(jobs, k))
     # the baselines (single-threaded) fold by fold in `jobs` processes, then the language
     # model one fold at a time (it uses the cores itself)
-    parts = [[n for n in names if n != LM_NAME], [n for n in names if n == LM_NAME]]
+    lm_part = {LM_NAME} & set(names)
+    if lm_part and lm is not None and lm.cfg.cold_reference:
+        # the language model's cold reference is the fold's tabular model: train it (and
+        # what needs it) once, in the language model's pass, rather than once in each pass
+        from laser_ci.training.baselines import NEEDS
+
+        lm_part |= {n for n in names if n == "tabular" or "tabular" in NEEDS.get(n, ())}
+    parts = [[n for n in names if n not in lm_part], [n for n in names if n in lm_part]]
     results: list[tuple[dict[str, Any], list[int], dict[str, Any]]] = []
     for part, part_jobs in zip(parts, (jobs, 1), strict=True):
         if not part:
