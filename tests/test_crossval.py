@@ -389,6 +389,38 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--format", "json"))
     assert len(seen) == 3  # nothing fine-tuned again
     assert again["predictors"]["laser-lm"]["all"] == res["predictors"]["laser-lm"]["all"]
+    # kept folds of another prompt layout are not reused as this recipe's
+    r = CliRunner().invoke(main, [
+        "eval", str(MINI), "--folds", "3", "--predictor", "laser-lm", "--lm-base",
+        str(out / "pretrained"), "--lm-device", "cpu", "--lm-keep", str(lines),
+        "--lm-prompt-lines", "--lm-reuse", "--lm-layout", "shared-prefix"])
+    assert r.exit_code != 0 and "trained with other layout than this recipe" in r.output
+
+    # the shared-prefix layout, static int8, and the recipe shipped: trained on every
+    # repository but fold 0's (which picks the epoch), with its weights and reference
+    seen.clear()
+    ship = tmp_path / "ship"
+    res = json.loads(run_eval(
+        "--folds", "3", "--history", "prior", "--predictor", "laser-lm", "--predictor",
+        "tabular", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
+        "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(tmp_path / "sp"),
+        "--lm-prompt-lines", "--lm-layout", "shared-prefix", "--lm-quantization", "static",
+        "--lm-ship", str(ship), "--jobs", "1", "--format", "json"))
+    assert res["lm"]["config"]["layout"] == "shared-prefix"
+    assert len(seen) == 4  # three folds, then the shipped model
+    assert seen[3] == repos  # every repository, fold 0's as val
+    shipped = json.loads((ship / "laser.json").read_text())
+    assert shipped["prompt"]["layout"] == "shared-prefix" and shipped["prompt"]["outcome"]
+    assert shipped["model"]["quantization"] == "static"
+    assert shipped["training"]["recipe"]["config"]["layout"] == "shared-prefix"
+    assert {"weights.safetensors", "hf_config.json", "reference/tabular.json"} <= set(
+        shipped["files"])
+    from laser_ci.predictors.lm import LaserModel
+
+    lm = LaserModel(ship)
+    assert lm.batch_jobs > 1 and lm.reference_model is not None
+    (pred,) = lm.predict(["task: job\nworkflow: CI\njob: a\nruns-on: x\nsteps:\n- run: make\n"])
+    assert 0 < pred.p10 <= pred.p50 <= pred.p90
 
 
 def test_folds_in_parallel_give_the_same_report() -> None:

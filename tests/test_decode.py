@@ -531,6 +531,68 @@ def test_cold_reference_target_is_the_ratio_and_old_models_are_unchanged(tok):
         PromptCodec(tok, codec, cold_reference=True)  # needs ratio outputs
 
 
+def job_text(runner: str = "ubuntu-latest", history: str = "history: none",
+             matrix: str = "matrix: {python: '3.12'}", steps: str = "- run: pytest") -> str:
+    return (f"task: job\nworkflow: CI\nfile: ci.yml\non: push\njob: test (3.12)\n{history}\n"
+            f"runs-on: {runner}\n{matrix}\nneeds: [lint]\nsteps:\n{steps}\nrepo: files=1\n")
+
+
+SHARED_BODY = ("task: job\nworkflow: CI\nfile: ci.yml\non: push\nneeds: [lint]\nsteps:\n"
+               "- run: pytest\nrepo: files=1")
+
+
+@pytest.mark.parametrize(
+    "text, body, own",
+    [
+        # the instance lines follow the body, in the order job, runs-on, matrix
+        (job_text(), SHARED_BODY,
+         "\njob: test (3.12)\nruns-on: ubuntu-latest\nmatrix: {python: '3.12'}\nhistory: none"),
+        # another runner: the same body, only its own lines differ
+        (job_text("windows-latest"), SHARED_BODY,
+         "\njob: test (3.12)\nruns-on: windows-latest\nmatrix: {python: '3.12'}\nhistory: none"),
+        # no matrix line: nothing in its place
+        (job_text(matrix="fail-fast: false"), SHARED_BODY.replace("needs", "fail-fast: false\nneeds"),
+         "\njob: test (3.12)\nruns-on: ubuntu-latest\nhistory: none"),
+        # a history block stays after the instance lines, its median last
+        (job_text(history="history: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 "
+                          "latest=3.00e+02\nhistory-config: unchanged"), SHARED_BODY,
+         "\njob: test (3.12)\nruns-on: ubuntu-latest\nmatrix: {python: '3.12'}\n"
+         "history-config: unchanged\nhistory: n=3 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02 "
+         "median=2.00e+02"),
+        # a step line that starts like an instance line is a step's, and stays
+        (job_text(steps="- run: pytest\njob: not-a-key"), SHARED_BODY.replace(
+            "pytest", "pytest\njob: not-a-key"),
+         "\njob: test (3.12)\nruns-on: ubuntu-latest\nmatrix: {python: '3.12'}\nhistory: none"),
+        # a workflow text is left in the serializer's order
+        ("task: workflow\nworkflow: CI\nhistory: none\njob: a\nruns-on: x\nrepo: files=1\n",
+         "task: workflow\nworkflow: CI\njob: a\nruns-on: x\nrepo: files=1", "\nhistory: none"),
+    ],
+)
+def test_shared_prefix_layout_puts_instance_lines_last(tok, text, body, own):
+    pc = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=400, layout="shared-prefix")
+    ((shared, rest),) = pc.encode_segments([text])
+    assert shared[0] == pc.eos_id and rest[-1] == pc.sep_id
+    assert tok.decode(shared[1:]) == body
+    assert tok.decode(rest[:-1]) == own
+    assert pc.encode_texts([text]) == [shared + rest]
+
+
+def test_shared_prefix_body_is_cut_the_same_on_every_runner(tok):
+    """The body's budget leaves a fixed share to the instance lines, so runner labels of
+    different lengths cut a long body at the same place (and it stays shared)."""
+    steps = "\n".join(f"- run: make target{i} && pytest shard{i}" for i in range(40))
+    texts = [job_text(r, matrix="fail-fast: false", steps=steps) for r in ("x", "ubuntu-22")]
+    pc = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=240, layout="shared-prefix")
+    (a, own_a), (b, own_b) = pc.encode_segments(texts)
+    assert a == b and len(own_a) != len(own_b)
+    assert len(a) + len(own_b) - 2 <= 240 and len(a) < 240 - 240 // 6
+    # the serial layout keeps one segment, as before
+    serial = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=96)
+    assert [h for h, _ in serial.encode_segments(texts)] == [[], []]
+    with pytest.raises(ValueError, match="layout"):
+        PromptCodec(tok, DEFAULT_CODEC, layout="sideways")
+
+
 # ---- the shipped model (onnxruntime + tokenizers only) -----------------------------------------
 
 SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"
@@ -550,3 +612,74 @@ def test_shipped_model_loads_checks_and_predicts():
     assert a == b
     for r in a:
         assert DEFAULT_CODEC.min_value <= r.p10 <= r.p50 <= r.p90 <= DEFAULT_CODEC.max_value
+
+
+@pytest.mark.parametrize("batch_jobs", [1, 3, 64])
+@pytest.mark.parametrize("stratified", [False, True])
+def test_shared_prefixes_change_no_sample(batch_jobs: int, stratified: bool):
+    """A prompt split into a shared prefix (computed once) and its own rest samples exactly
+    what the whole prompt samples; the prefix's tokens are fed once, not per prompt."""
+    codec = DEFAULT_CODEC
+    sk = make_skeleton(codec)
+    rng = np.random.default_rng(7)
+    heads = [[EOS, *rng.integers(3, 11, n).tolist()] for n in (12, 5, 20)]
+    split: list[tuple[list[int], list[int]]] = []
+    for k in range(11):
+        head = heads[k % 3] if k < 9 else []  # two prompts share nothing with the rest
+        tail = rng.integers(3, 11, rng.integers(1, 8)).tolist() + [SEP]
+        split.append((head, tail if head else [EOS, *tail]))
+    whole = [h + t for h, t in split]
+    kw = dict(num_samples=24, seed=5, stratified=stratified, max_batch_jobs=batch_jobs,
+              max_batch_tokens=256)
+    plain_stats = DecodeStats()
+    plain = sample_numbers(FakeDecoder(len(codec.all_tokens())), whole, sk, stats=plain_stats,
+                           **kw)
+    stats = DecodeStats()
+    dec = FakeDecoder(len(codec.all_tokens()))
+    shared = sample_numbers(dec, [t for _, t in split], sk, shared=[h for h, _ in split],
+                            stats=stats, **kw)
+    for a, b in zip(plain, shared, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert stats.prefixes == 3
+    assert stats.shared_tokens == sum(len(h) for h, _ in split)
+    once = plain_stats.prefill_tokens - stats.shared_tokens + sum(len(h) for h in heads)
+    if batch_jobs == 1:  # no padding: every prefix token is fed once, the rest as before
+        assert stats.prefill_tokens == once
+    else:
+        assert stats.prefill_tokens < plain_stats.prefill_tokens
+    # the same prompt alone gets the same samples as beside prompts sharing its prefix
+    alone = sample_numbers(FakeDecoder(len(codec.all_tokens())), [split[4][1]], sk,
+                           shared=[split[4][0]], **kw)
+    np.testing.assert_array_equal(alone[0], plain[4])
+
+
+def test_prefix_store_carries_caches_across_calls_and_drops_the_oldest():
+    """A second call finds the prefixes the first one computed (same samples, no pass spent
+    on them); past its byte budget the store drops the least recently used."""
+    from laser_ci.predictors.decode import PrefixStore
+
+    sk = make_skeleton()
+    head = [EOS, 3, 4, 5, 6, 7]
+    own = [[8, SEP], [9, 9, SEP]]
+    store = PrefixStore()
+    first, second = DecodeStats(), DecodeStats()
+    a = sample_numbers(FakeDecoder(12), own, sk, shared=[head, head], prefix_store=store,
+                       stats=first, num_samples=8)
+    b = sample_numbers(FakeDecoder(12), own, sk, shared=[head, head], prefix_store=store,
+                       stats=second, num_samples=8)
+    assert first.prefixes == 1 and second.prefixes == 0 and store.hits == 1
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+    one = sum(p.nbytes for p in store.entries[tuple(head)])
+    small = PrefixStore(max_bytes=2 * one)
+    for k in range(3):
+        small.put((EOS, k), [np.zeros(one // 4, np.float32)])
+    assert list(small.entries) == [(EOS, 1), (EOS, 2)] and small.bytes == 2 * one
+    small.put((EOS, 9), [np.zeros(one, np.float32)])  # larger than the budget: not kept
+    assert (EOS, 9) not in small.entries
+
+
+def test_shared_prefixes_need_one_per_prompt():
+    sk = make_skeleton()
+    with pytest.raises(ValueError, match="one shared prefix per prompt"):
+        sample_numbers(FakeDecoder(12), [[EOS, SEP]], sk, shared=[[EOS], [EOS]])

@@ -192,6 +192,59 @@ def test_seeded_and_batch_independent(artifact: Path, model_file: str):
     assert any(not np.array_equal(x, y) for x, y in zip(a, other, strict=True))
 
 
+@pytest.fixture(scope="module")
+def static_artifact(artifact: Path, tmp_path_factory) -> Path:
+    """The same weights exported static int8 (scales calibrated on the training prompts) in
+    the shared-prefix layout."""
+    from tokenizers import Tokenizer
+
+    from laser_ci.training.train import calibration_ids
+
+    tok = Tokenizer.from_file(str(artifact / "tokenizer.json"))
+    prompt = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=64, layout="shared-prefix")
+    out = tmp_path_factory.mktemp("static")
+    calibration = calibration_ids(make_items(synthetic_examples(), prompt), 16, 0)
+    export_model(torch_model(artifact), tok, out, max_prompt_tokens=64, keep_fp32=True,
+                 layout="shared-prefix", calibration=calibration, include_weights=False)
+    return out
+
+
+def runner_variants() -> list[str]:
+    """Jobs on three runners each: one body per job, its instance lines apart."""
+    return [f"task: job\nworkflow: CI\njob: build\nruns-on: {runner}\n"
+            f"steps:\n- uses: actions/checkout@v4\n- run: sleep {seconds}\n"
+            for seconds in (12, 300) for runner in ("ubuntu-latest", "windows-latest", "macos-14")]
+
+
+def test_static_int8_decodes_jobs_side_by_side_and_shares_their_prefix(static_artifact: Path):
+    """A static int8 graph fixes its activation scales, so jobs decode side by side (and
+    after a shared prefix) with the samples each gets alone; a body its runner variants
+    share is computed once; static int8 stays close to fp32."""
+    config = read_config(static_artifact)
+    assert config["model"]["quantization"] == "static"
+    assert config["prompt"]["layout"] == "shared-prefix"
+    lm = LaserModel(static_artifact)
+    assert lm.batch_jobs == 64 and lm.prompt.layout == "shared-prefix"
+    texts = runner_variants() + [e.text for e in synthetic_examples()[::3]]
+    together = lm.sample(texts)
+    stats = lm.last_stats
+    bodies = {tuple(h) for h, _ in lm.prompt.encode_segments(lm.prompt_texts(texts))}
+    assert stats.prefixes == len(bodies) < len(texts)
+    assert stats.shared_tokens > 0 and stats.batches == 1
+    for i, text in enumerate(texts):
+        np.testing.assert_array_equal(together[i], lm.sample([text])[0])
+    f32 = LaserModel(static_artifact, model_file="model.fp32.onnx").predict(texts)
+    for a, b in zip(lm.predict(texts), f32, strict=True):
+        assert abs(np.log(a.p50 / b.p50)) < 0.25
+
+
+def test_static_int8_needs_calibration_prompts(artifact: Path, tmp_path: Path):
+    from laser_ci.training.export import quantize_int8
+
+    with pytest.raises(ValueError, match="calibration prompt"):
+        quantize_int8(artifact / "model.fp32.onnx", tmp_path / "x.onnx", calibration=[])
+
+
 def test_unknown_sampling_is_a_model_file_error(artifact: Path, tmp_path: Path):
     bad = tmp_path / "bad"
     shutil.copytree(artifact, bad)

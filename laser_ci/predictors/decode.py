@@ -20,6 +20,13 @@
   the prompt, its own branch's earlier tokens and nothing else, with positions continuing
   its branch. So the samples share the prompt's KV cache instead of copying it once per
   sample, and a step costs a few tokens per branch, not a prompt-sized cache per sample.
+* Shared prefixes (``shared``: a model whose prompt layout is ``shared-prefix``,
+  :meth:`laser_ci.text.tokenize.PromptCodec.encode_segments`): the KV cache of each distinct
+  shared prefix is computed once, in a pass of its own, and the prompts that start with it
+  feed only the rest, their keys laid after the prefix's (right-padded to the batch's
+  longest prefix, padding hidden by the bias). A prompt's passes are then the same whether
+  or not other prompts share its prefix, so sharing changes no sample; it only skips the
+  recomputation (``DecodeStats.shared_tokens``: the prompt tokens not fed again).
 * Seeded per job and branch (the seed, the job's prompt ids and the branch's tokens): the
   same input gives the same samples, whatever else is in the batch.
 * ``stratified=True`` splits a branch's c samples among the next tokens by stratified
@@ -46,6 +53,7 @@ of the graph written by :mod:`laser_ci.training.export`.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -113,6 +121,8 @@ class DecodeStats:
     step_tokens: int = 0  # padded tokens fed, summed over the non-prefill passes
     batches: int = 0
     invalid: int = 0  # naive decoding only: samples that did not parse
+    prefixes: int = 0  # distinct shared prefixes computed (their tokens are in prefill_tokens)
+    shared_tokens: int = 0  # prompt tokens read from a shared prefix's cache, not fed again
     passes_per_batch: list[int] = field(default_factory=list)
 
     def add(self, other: DecodeStats) -> None:
@@ -122,6 +132,8 @@ class DecodeStats:
         self.step_tokens += other.step_tokens
         self.batches += other.batches
         self.invalid += other.invalid
+        self.prefixes += other.prefixes
+        self.shared_tokens += other.shared_tokens
         self.passes_per_batch += other.passes_per_batch
 
 
@@ -257,21 +269,146 @@ def stratified_counts(rng: np.random.Generator, count: int, p: np.ndarray) -> np
     return np.bincount(k, minlength=len(p))
 
 
+_PrefixBatch = tuple[Past, np.ndarray, np.ndarray]  # :meth:`_Prefixes.batch`
+
+
+class PrefixStore:
+    """Shared prefixes' KV caches kept across decoding calls, least recently used dropped
+    past ``max_bytes`` (``laser-ci estimate`` asks for a job's runtime, then for the same
+    job on other runners: the second call finds the bodies the first one computed)."""
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[tuple[int, ...], Past] = OrderedDict()
+        self.bytes = 0
+        self.hits = 0
+
+    def get(self, key: tuple[int, ...]) -> Past | None:
+        past = self.entries.get(key)
+        if past is not None:
+            self.entries.move_to_end(key)
+            self.hits += 1
+        return past
+
+    def put(self, key: tuple[int, ...], past: Past) -> None:
+        if key in self.entries:
+            return
+        size = sum(a.nbytes for a in past)
+        if size > self.max_bytes:
+            return
+        self.entries[key] = past
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            _, old = self.entries.popitem(last=False)
+            self.bytes -= sum(a.nbytes for a in old)
+
+
+class _Prefixes:
+    """The KV caches of the distinct shared prefixes, each computed alone (one row, one
+    pass) when first asked for (or found in ``store``) and dropped after the last prompt
+    that reads it."""
+
+    def __init__(self, decoder: Decoder, shared: Sequence[tuple[int, ...]],
+                 store: PrefixStore | None = None) -> None:
+        self.decoder = decoder
+        self.store = store
+        self.left: dict[tuple[int, ...], int] = {}
+        for key in shared:
+            self.left[key] = self.left.get(key, 0) + 1
+        self.cache: dict[tuple[int, ...], Past] = {}
+        self.stats = DecodeStats()
+
+    def get(self, key: tuple[int, ...]) -> Past:
+        if key not in self.cache and self.store is not None:
+            kept = self.store.get(key)
+            if kept is not None:
+                self.cache[key] = kept
+        if key not in self.cache:
+            n = len(key)
+            ids = np.asarray([key], dtype=np.int64)
+            _, past = self.decoder.forward(ids, np.arange(n)[None],
+                                           causal_bias(np.ones((1, n), dtype=np.int64)),
+                                           self.decoder.empty_past(1))
+            self.cache[key] = past
+            if self.store is not None:
+                self.store.put(key, past)
+            self.stats.forward_passes += 1
+            self.stats.prefill_tokens += n
+            self.stats.prefixes += 1
+        return self.cache[key]
+
+    def batch(self, keys: Sequence[tuple[int, ...]]) -> tuple[Past, np.ndarray, np.ndarray]:
+        """(past, visible [jobs, longest], lengths) for one row per key: each prefix's
+        cache, right-padded to the longest; then each key counts as read once."""
+        longest = max(len(k) for k in keys)
+        pasts = [self.get(k) for k in keys if k]
+        template = pasts[0] if pasts else self.decoder.empty_past(1)
+        past = [np.zeros((len(keys), a.shape[1], longest, a.shape[3]), dtype=a.dtype)
+                for a in template]
+        visible = np.full((len(keys), longest), NEG, dtype=np.float32)
+        for r, k in enumerate(keys):
+            if k:
+                for dst, src in zip(past, self.cache[k], strict=True):
+                    dst[r, :, : len(k)] = src[0]
+                visible[r, : len(k)] = 0.0
+                self.stats.shared_tokens += len(k)
+        for k in keys:
+            self.left[k] -= 1
+            if not self.left[k]:
+                self.cache.pop(k, None)
+        return past, visible, np.asarray([len(k) for k in keys], dtype=np.int64)
+
+
+def prefix_buckets(shared: Sequence[tuple[int, ...]], lengths: Sequence[int],
+                   max_batch_tokens: int, max_batch_jobs: int) -> list[list[int]]:
+    """Job indices grouped as :func:`buckets` does, the prompts of one shared prefix side
+    by side (in the order the prefixes first appear), so each prefix's cache is freed
+    early; ``lengths`` are the whole prompts'."""
+    rank: dict[tuple[int, ...], int] = {}
+    for key in shared:
+        rank.setdefault(key, len(rank))
+    order = sorted(range(len(lengths)), key=lambda i: (rank[shared[i]], lengths[i], i))
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        longest = max(lengths[i], max((lengths[j] for j in cur), default=0))
+        if cur and (len(cur) >= max_batch_jobs or longest * (len(cur) + 1) > max_batch_tokens):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
 class _Tree:
     """Decoding state of one batch of jobs: their prompts' KV cache and their branches."""
 
-    def __init__(self, decoder: Decoder, ids: np.ndarray, mask: np.ndarray) -> None:
+    def __init__(self, decoder: Decoder, ids: np.ndarray, mask: np.ndarray,
+                 prefix: _PrefixBatch | None = None) -> None:
+        """Prefill ``ids`` (left-padded, ``mask``); after ``prefix``'s cache when given
+        (one row per job: :meth:`_Prefixes.batch`)."""
         self.decoder = decoder
         self.stats = DecodeStats(batches=1)
-        pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
-        logits, self.past = decoder.forward(ids, pos, causal_bias(mask),
-                                            decoder.empty_past(len(ids)))
+        if prefix is None:
+            past, visible = decoder.empty_past(len(ids)), np.zeros((len(ids), 0), np.float32)
+            start = np.zeros(len(ids), dtype=np.int64)
+        else:
+            past, visible, start = prefix
+        pos = start[:, None] + np.maximum(np.cumsum(mask, axis=1) - 1, 0)
+        bias = causal_bias(mask)
+        if visible.shape[1]:
+            query = mask.astype(bool)[:, None, :, None]  # padding queries see nothing
+            seen_prefix = np.where(query, visible[:, None, None, :], NEG).astype(np.float32)
+            bias = np.concatenate([seen_prefix, bias], axis=3)
+        logits, self.past = decoder.forward(ids, pos, bias, past)
         self.stats.forward_passes += 1
         self.stats.prefill_tokens += ids.size
-        self.prompt_visible = np.where(mask.astype(bool), np.float32(0), NEG)  # [jobs, L]
-        self.width = ids.shape[1]  # positions in the KV cache
+        self.prompt_visible = np.concatenate(  # [jobs, prefix + L]
+            [visible, np.where(mask.astype(bool), np.float32(0), NEG)], axis=1)
+        self.width = self.prompt_visible.shape[1]  # positions in the KV cache
         self.first_logits = logits[:, -1, :]
-        self.seen = mask.sum(axis=1)
+        self.seen = start + mask.sum(axis=1)
 
     def feed(self, branches: list[_Branch]) -> None:
         """One pass over every branch's pending tokens; sets each branch's logits."""
@@ -324,22 +461,39 @@ def sample_numbers(
     max_batch_jobs: int = 64,
     stats: DecodeStats | None = None,
     stratified: bool = False,
+    shared: Sequence[Sequence[int]] | None = None,
+    prefix_store: PrefixStore | None = None,
 ) -> list[np.ndarray]:
     """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
 
-    ``prompts`` are input ids *without* the skeleton prefix (``<eos> text <sep>``).
-    ``stratified``: see the module doc.
+    ``prompts`` are input ids *without* the skeleton prefix (``<eos> text <sep>``); with
+    ``shared``, each prompt is ``shared[i] + prompts[i]`` and the distinct ``shared``
+    prefixes are computed once (see the module doc; the samples are those of the whole
+    prompt's ids, however it is split); ``prefix_store`` keeps their caches for later
+    calls. ``stratified``: see the module doc.
     """
     codec = skeleton.codec
     prefix = skeleton.prefix()
     first_slot = next(i for i, p in enumerate(skeleton.pieces) if isinstance(p, int))
     rest = skeleton.pieces[first_slot:]
     results: list[np.ndarray] = [np.empty(0)] * len(prompts)
-    full = [list(p) + prefix for p in prompts]
-    for bucket in buckets([len(p) for p in full], max_batch_tokens, max_batch_jobs):
-        ids, mask = left_pad([full[i] for i in bucket], pad_id)
-        tree = _Tree(decoder, ids, mask)
-        keys = [job_key(seed, prompts[i]) for i in bucket]
+    heads = [tuple(int(t) for t in s) for s in shared] if shared is not None else None
+    if heads is not None and len(heads) != len(prompts):
+        raise ValueError("one shared prefix per prompt")
+    own = [list(p) + prefix for p in prompts]
+    whole = [list(h) + list(p) for h, p in zip(heads, prompts, strict=True)] if heads else \
+        [list(p) for p in prompts]
+    cache = _Prefixes(decoder, heads, prefix_store) if heads and any(heads) else None
+    if cache is not None and heads is not None:
+        groups = prefix_buckets(heads, [len(h) + len(o) for h, o in zip(heads, own, strict=True)],
+                                max_batch_tokens, max_batch_jobs)
+    else:
+        groups = buckets([len(p) for p in own], max_batch_tokens, max_batch_jobs)
+    for bucket in groups:
+        ids, mask = left_pad([own[i] for i in bucket], pad_id)
+        past = cache.batch([heads[i] for i in bucket]) if cache and heads else None
+        tree = _Tree(decoder, ids, mask, past)
+        keys = [job_key(seed, whole[i]) for i in bucket]
         branches = [
             _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
             for j in range(len(bucket))
@@ -381,6 +535,8 @@ def sample_numbers(
         tree.stats.passes_per_batch.append(tree.stats.forward_passes)
         if stats is not None:
             stats.add(tree.stats)
+    if stats is not None and cache is not None:
+        stats.add(cache.stats)
     return results
 
 

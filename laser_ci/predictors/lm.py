@@ -15,11 +15,13 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
 (:func:`laser_ci.predictors.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
-``sampling`` independent or stratified), one job per batch for an int8 graph, and the
-result is their p10/median/p90. A ``ratio`` model's samples for a text with history are
-multiplied back to seconds (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`), and so
-are a ``cold_reference`` model's for a text without: its prompt carries the reference
-model's p50 and the model writes the ratio to it. A model with ``prompt.outcome`` is asked
+``sampling`` independent or stratified), one job per batch for a dynamic int8 graph, and the
+result is their p10/median/p90. A ``shared-prefix`` model (``prompt.layout``) computes the
+KV cache of a body its texts share once (:mod:`laser_ci.text.tokenize`). A ``ratio``
+model's samples for a text with history are multiplied back to seconds
+(``prompt.warm_target``, :mod:`laser_ci.text.tokenize`), and so are a ``cold_reference``
+model's for a text without: its prompt carries the reference model's p50 and the model
+writes the ratio to it. A model with ``prompt.outcome`` is asked
 for the runtime of a successful run.
 
 To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
@@ -130,7 +132,7 @@ class LaserModel:
     ) -> None:
         from tokenizers import Tokenizer
 
-        from laser_ci.predictors.decode import OnnxDecoder, Skeleton
+        from laser_ci.predictors.decode import OnnxDecoder, PrefixStore, Skeleton
         from laser_ci.text.numbers import NumberCodec
         from laser_ci.text.tokenize import PromptCodec
 
@@ -144,12 +146,14 @@ class LaserModel:
         self.temperature = float(temperature if temperature is not None else dec.get("temperature", 1.0))
         self.seed = int(seed if seed is not None else dec.get("seed", 0))
         self.sampling = str(sampling or dec.get("sampling", "independent"))
-        # An int8 graph quantizes activations with one scale per batch (dynamic
-        # quantization), so a job decoded beside others could get other samples than alone:
-        # one job per batch keeps every prediction a function of its own text (~20% slower
-        # decoding on 2 cores: benchmarks/decoding.py --batch-jobs 64).
-        int8 = bool(self.config.get("model", {}).get("int8", True)) and "fp32" not in model_file
-        self.batch_jobs = int(batch_jobs or (1 if int8 else 64))
+        # A dynamic int8 graph quantizes activations with one scale per call, so a job
+        # decoded beside others could get other samples than alone: one job per batch keeps
+        # every prediction a function of its own text. A static int8 graph (fixed scales,
+        # laser.json model.quantization) and an fp32 one decode jobs side by side.
+        spec = self.config.get("model", {})
+        dynamic = (bool(spec.get("int8", True)) and "fp32" not in model_file
+                   and spec.get("quantization", "dynamic") == "dynamic")
+        self.batch_jobs = int(batch_jobs or (1 if dynamic else 64))
         if self.sampling not in SAMPLING:
             raise ModelFileError(f"{self.model_dir}: sampling {self.sampling!r}, expected one "
                                  f"of {SAMPLING}")
@@ -165,6 +169,7 @@ class LaserModel:
             warm_target=str(prompt.get("warm_target", "runtime")),
             outcome=bool(prompt.get("outcome", False)),
             cold_reference=cold_reference is not None,
+            layout=str(prompt.get("layout", "serial")),
         )
         self.reference_model: Any = None
         if cold_reference is not None:
@@ -192,6 +197,7 @@ class LaserModel:
                 raise ModelFileError(f"{self.model_dir}: tokenizer id of {t!r} is not {i}")
         self.skeleton = Skeleton(self.codec, self.prompt.pieces, self.prompt.token_ids, columns)
         self.last_stats: Any = None
+        self.prefix_store = PrefixStore()  # shared bodies' KV caches, across calls
 
     def sample(self, texts: Sequence[str], num_samples: int | None = None) -> list[np.ndarray]:
         """The sorted runtime samples of each text (a ``ratio`` model's warm samples
@@ -202,10 +208,13 @@ class LaserModel:
             return []
         texts = self.prompt_texts(texts)
         stats = DecodeStats()
+        segments = self.prompt.encode_segments(texts)
         out = sample_numbers(
             self.decoder,
-            self.prompt.encode_texts(texts),
+            [own for _, own in segments],
             self.skeleton,
+            shared=[head for head, _ in segments] if any(h for h, _ in segments) else None,
+            prefix_store=self.prefix_store,
             num_samples=num_samples or self.num_samples,
             temperature=self.temperature,
             seed=self.seed,

@@ -44,6 +44,22 @@ serializer, whose text stays the pinned contract) through :meth:`PromptCodec.wit
 They sit after the history block's configuration lines, the reference (or the history's
 median) last, nearest the output.
 
+Where the lines of a job's text sit is the model's ``layout``:
+
+* ``serial``: the serializer's order, bar the history block and the prompt lines;
+* ``shared-prefix``: a job text's ``job:``, ``runs-on:`` and ``matrix:`` lines move to the
+  end too, before the history block's configuration lines::
+
+      <eos> body | job runs-on matrix history-config outcome number <sep>
+
+  The body (the workflow's header, the job's keys, its steps, the ``repo:`` line) is then
+  the same for the runtimes of a job on other runners that the sizing advice asks for, and
+  for the matrix instances whose steps read no matrix value, so the decoding loop computes
+  its KV cache once and feeds only the rest per text (:meth:`PromptCodec.encode_segments`,
+  :func:`laser_ci.predictors.decode.sample_numbers`). The body's budget does not depend
+  on those lines: they get a fixed ``n // 6`` ids (whole lines in that order, the last
+  one cut), so a job's body is cut the same on every runner.
+
 Fixed pieces of the skeleton are tokenized on their own (never merged with the digits next
 to them), and each generated position is exactly one token. This module imports only
 ``tokenizers`` (no torch).
@@ -67,9 +83,27 @@ SEP = "<sep>"
 SPECIAL_TOKENS = [PAD, EOS, SEP]
 DEFAULT_VOCAB_SIZE = 8192
 WARM_TARGETS = ("runtime", "ratio")
+LAYOUTS = ("serial", "shared-prefix")  # PromptCodec.layout: see the module doc
+INSTANCE_LINES = ("job: ", "runs-on: ", "matrix: ")  # moved to the end by shared-prefix
 RATIO_CENTER = math.sqrt(10.0)
 OUTCOME_LINE = "outcome: "
 REFERENCE_LINE = "reference: "
+
+
+def _move_instance_lines(body: str) -> tuple[str, list[str]]:
+    """``body`` without the first top-level line of each :data:`INSTANCE_LINES` prefix
+    before ``steps:``, and those lines in that order."""
+    lines = body.split("\n")
+    found: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if line == "steps:":
+            break
+        for prefix in INSTANCE_LINES:
+            if prefix not in found and line.startswith(prefix):
+                found[prefix] = i
+    moved = [lines[found[p]] for p in INSTANCE_LINES if p in found]
+    drop = set(found.values())
+    return "\n".join(line for i, line in enumerate(lines) if i not in drop), moved
 
 
 def pre_tokenizer() -> pre_tokenizers.PreTokenizer:
@@ -130,6 +164,7 @@ class PromptCodec:
     warm_target: str = "runtime"  # see the module doc
     outcome: bool = False  # prompts end with an ``outcome:`` line
     cold_reference: bool = False  # texts without history carry a ``reference:`` runtime
+    layout: str = "serial"  # see the module doc
     # filled in __post_init__
     pad_id: int = field(init=False)
     eos_id: int = field(init=False)
@@ -140,6 +175,8 @@ class PromptCodec:
     def __post_init__(self) -> None:
         if self.warm_target not in WARM_TARGETS:
             raise ValueError(f"warm_target {self.warm_target!r}: expected one of {WARM_TARGETS}")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout {self.layout!r}: expected one of {LAYOUTS}")
         if self.cold_reference and self.warm_target != "ratio":
             raise ValueError("cold_reference needs warm_target 'ratio' (outputs are ratios)")
         t = self.tokenizer
@@ -162,50 +199,72 @@ class PromptCodec:
     # ---- prompt ------------------------------------------------------------------------------
 
     def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
-        """The input part of each prompt: ``<eos> body history <sep>``, at most
-        ``max_prompt_tokens`` ids between ``<eos>`` and ``<sep>``.
+        """The input part of each prompt: ``<eos> body tail <sep>``, at most
+        ``max_prompt_tokens`` ids between ``<eos>`` and ``<sep>`` (the two segments of
+        :meth:`encode_segments` end to end).
 
         The serializer's history block (:func:`laser_ci.text.history.split_history_block`) moves
         to the end, next to the output, so that copying from the history is a fixed-offset
         lookup. It keeps its ``history:`` line whole (its end, should that exceed half the
         budget) and its diff while the block fits a third of the budget; the body gets the
-        rest. A longer body keeps its head and the start of its
-        last line (at most ``last_line_tokens``; the serializer ends with the ``repo:``
-        profile line)."""
+        rest (less the instance lines' share in the ``shared-prefix`` layout). A longer
+        body keeps its head and the start of its last line (at most ``last_line_tokens``;
+        the serializer ends with the ``repo:`` profile line)."""
+        return [shared + own for shared, own in self.encode_segments(texts)]
+
+    def encode_segments(self, texts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+        """Each prompt's input as ``(shared, own)``: ``shared`` is ``<eos>`` and the body in
+        the ``shared-prefix`` layout (texts with the same body have the same ``shared``
+        ids, whatever their other lines), ``[]`` in the ``serial`` one; ``own`` is the rest,
+        ``<sep>`` last."""
         prompts = [self._layout(t) for t in texts]
         encode = self.tokenizer.encode_batch
-        bodies = [body for body, _, _ in prompts]
-        config_texts = ["".join("\n" + line for line in config) for _, config, _ in prompts]
+        bodies = [body for body, _, _, _ in prompts]
+        instance_texts = ["".join("\n" + line for line in inst) for _, inst, _, _ in prompts]
+        config_texts = ["".join("\n" + line for line in config) for _, _, config, _ in prompts]
         encs = encode(bodies, add_special_tokens=False)
+        instances = encode(instance_texts, add_special_tokens=False)
         configs = encode(config_texts, add_special_tokens=False)
-        numbers = encode(["\n" + number if number else "" for _, _, number in prompts],
+        numbers = encode(["\n" + number if number else "" for _, _, _, number in prompts],
                          add_special_tokens=False)
         out = []
         n = self.max_prompt_tokens
-        for body, enc, cfg, cfg_text, num in zip(bodies, encs, configs, config_texts, numbers,
-                                                  strict=True):
+        shared_prefix = self.layout == "shared-prefix"
+        for body, enc, inst, cfg, cfg_text, num in zip(bodies, encs, instances, configs,
+                                                       config_texts, numbers, strict=True):
             tail = num.ids[-(n // 2):]  # whole in practice (~50 ids); its end if n is tiny
             tail = self._whole_lines(cfg, cfg_text, n // 3 - len(tail)) + tail
-            out.append([self.eos_id, *self._fit(body, enc, n - len(tail)), *tail, self.sep_id])
+            if shared_prefix:
+                own = inst.ids[: n // 6]
+                body_ids = self._fit(body, enc, n - len(tail) - n // 6)
+                out.append(([self.eos_id, *body_ids], [*own, *tail, self.sep_id]))
+            else:
+                out.append(([], [self.eos_id, *self._fit(body, enc, n - len(tail)), *tail,
+                                 self.sep_id]))
         return out
 
-    def _layout(self, text: str) -> tuple[str, list[str], str | None]:
-        """(body, lines before the number line, number line) of one prompt: the history
-        block and the prompt lines moved to the end, the median or reference last."""
+    def _layout(self, text: str) -> tuple[str, list[str], list[str], str | None]:
+        """(body, instance lines, lines before the number line, number line) of one prompt:
+        the history block and the prompt lines moved to the end, the median or reference
+        last; in the ``shared-prefix`` layout a job text's instance lines too (else
+        ``[]``)."""
         text, extra = self._split_prompt_lines(text)
         body, block = split_history_block(text)
+        instance: list[str] = []
+        if self.layout == "shared-prefix" and body.startswith("task: job\n"):
+            body, instance = _move_instance_lines(body)
         if block and self.warm_target == "ratio":
             block = [*block[:-1], relative_history_line(block[-1], self.codec.to_string,
                                                         RATIO_CENTER)]
         if not block and not extra:
-            return body, [], None
+            return body, instance, [], None
         outcome = [line for line in extra if line.startswith(OUTCOME_LINE)]
         reference = [line for line in extra if line.startswith(REFERENCE_LINE)]
         config, number = (block[:-1], block[-1]) if block else ([], None)
         if reference and (number is None or parse_history(number) is None):
             # no usable history (``history: none``): the reference is the nearest number
             config, number = [*config, *([number] if number else [])], reference[-1]
-        return body.rstrip("\n"), [*config, *outcome], number
+        return body.rstrip("\n"), instance, [*config, *outcome], number
 
     def _split_prompt_lines(self, text: str) -> tuple[str, list[str]]:
         """``text`` without the prompt lines :meth:`with_prompt_lines` appended, and them."""

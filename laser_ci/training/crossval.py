@@ -51,6 +51,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -106,6 +107,10 @@ LM_FOLD_CONFIG = TrainConfig(max_prompt_tokens=256, epochs=3, patience=3, batch_
 
 # --- the language model per fold -----------------------------------------------------------
 
+# what a kept fold model must share with the recipe to be reused (LMRecipe.reuse)
+RECIPE_KEYS = ("max_prompt_tokens", "warm_target", "outcome", "cold_reference", "layout",
+               "quantization", "success_only", "kinds", "history_mode", "p_cold")
+
 
 @dataclass
 class LMRecipe:
@@ -120,6 +125,8 @@ class LMRecipe:
     # the prompt ends with `outcome:` and, for cold texts, a tabular `reference:` (the fold's
     # own tabular model, shipped in the fold's folder; training texts' references out of fold)
     prompt_lines: bool = False
+    layout: str = "serial"  # the prompt layout (laser_ci.text.tokenize)
+    quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
     reuse: bool = False  # score the fold folders an earlier run kept in ``keep`` (train the rest)
     cfg: Any = None
     pretrained: dict[str, Any] = field(default_factory=dict)
@@ -145,6 +152,10 @@ class LMRecipe:
             upd["finetune_minutes"] = self.minutes
         if self.prompt_lines:
             upd.update(outcome=True, cold_reference="tabular")
+        if self.layout != "serial":
+            upd["layout"] = self.layout
+        if self.quantization != "dynamic":
+            upd["quantization"] = self.quantization
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")
         self.cfg = replace(cfg, **upd)
@@ -156,14 +167,37 @@ class LMRecipe:
         (fit on ``train`` and ``val``; fit here when None) and the training texts'
         references come from tabular models fit without their own fold (of ``k``)."""
         from laser_ci.predictors.lm import CONFIG_NAME, LaserModel
-        from laser_ci.training.train import finetune_examples
 
         if self.keep is not None:
             out = self.keep / f"fold{fold}"
         else:
             out = Path(tempfile.mkdtemp(prefix=f"laser-ci-cv-fold{fold}-"))
         if self.reuse and (out / CONFIG_NAME).is_file():
+            self._check_kept(out)
             return LaserModel(out, threads=max(1, self.cfg.threads))
+        self._finetune(train, val, out, k=k, tabular=tabular, feats=feats)
+        return LaserModel(out, threads=max(1, self.cfg.threads))
+
+    def _check_kept(self, folder: Path) -> None:
+        """A kept fold model is reused only if it was trained with this recipe's prompt,
+        codec and export settings (else its scores would be another recipe's)."""
+        try:
+            kept = json.loads((folder / "train_report.json").read_text(encoding="utf-8"))["config"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise CVError(f"{folder}: no training config to check for reuse ({exc})") from exc
+        ours = json.loads(json.dumps(asdict(self.cfg)))  # tuples as the JSON's lists
+        defaults = json.loads(json.dumps(asdict(TrainConfig())))  # what older runs left out
+        differ = [key for key in RECIPE_KEYS if kept.get(key, defaults[key]) != ours[key]]
+        if differ:
+            raise CVError(f"{folder}: trained with other {', '.join(differ)} than this recipe "
+                          f"({', '.join(f'{k}={kept.get(k, defaults[k])!r}' for k in differ)}); "
+                          "fine-tune again (no --lm-reuse) or keep in another --lm-keep")
+
+    def _finetune(self, train: Sequence[Example], val: Sequence[Example], out: Path, *,
+                  k: int, tabular: Any = None, feats: dict[str, dict[str, float]] | None = None,
+                  include_weights: bool = False) -> None:
+        from laser_ci.training.train import finetune_examples
+
         refs = None
         if self.cfg.cold_reference:
             from laser_ci.training.baselines import fit_baselines
@@ -178,8 +212,35 @@ class LMRecipe:
         # the training loop writes its epoch lines to stdout: keep stdout for the report
         with contextlib.redirect_stdout(sys.stderr):
             finetune_examples(self.base, train, val, out, self.cfg, device=self.device,
-                              references=refs, reference_model=tabular)
-        return LaserModel(out, threads=max(1, self.cfg.threads))
+                              references=refs, reference_model=tabular,
+                              include_weights=include_weights)
+
+    def ship(self, examples: Sequence[Example], out: Path, *, k: int = DEFAULT_FOLDS,
+             feats: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
+        """The recipe run on every repository, what a shipped model is: fine-tuned on every
+        fold but fold 0, whose examples pick the best epoch (and fit the tabular reference's
+        hyperparameters), as a fold's model is on its training folds; written to ``out``
+        with its weights (``laser-ci finetune`` starts from them). Returns the training log."""
+        from laser_ci.predictors.lm import CONFIG_NAME, REFERENCE_DIR
+
+        folds = [fold_of(e.repo, k) for e in examples]
+        train = [e for e, g in zip(examples, folds, strict=True) if g != 0]
+        val = [e for e, g in zip(examples, folds, strict=True) if g == 0]
+        with tempfile.TemporaryDirectory(prefix="laser-ci-ship-") as tmp:
+            self._finetune(train, val, Path(tmp), k=k, feats=feats, include_weights=True)
+            config = json.loads((Path(tmp) / CONFIG_NAME).read_text(encoding="utf-8"))
+            config["training"] = {**config.get("training", {}), "recipe": self.describe(),
+                                  "train": len(train), "val": len(val), "folds": k}
+            (Path(tmp) / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
+            log = json.loads((Path(tmp) / "train_report.json").read_text(encoding="utf-8"))
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(out / REFERENCE_DIR, ignore_errors=True)
+            for name in config["files"]:
+                dst = out / name
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(Path(tmp) / name, dst)
+            (out / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
+        return log
 
     def describe(self) -> dict[str, Any]:
         return {"base": str(self.base), "pretrained": self.pretrained,
@@ -780,7 +841,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_epochs: int | None,
             lm_device: str, lm_threads: int | None, lm_minutes: float | None,
             lm_keep: str | None, lm_prompt_lines: bool = False,
-            lm_reuse: bool = False) -> None:
+            lm_reuse: bool = False, lm_layout: str = "serial",
+            lm_quantization: str = "dynamic", lm_ship: str | None = None) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -803,7 +865,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
         try:
             lm = LMRecipe(Path(lm_base), epochs=lm_epochs, device=lm_device,
                           keep=Path(lm_keep) if lm_keep else None, threads=lm_threads,
-                          minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse)
+                          minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse,
+                          layout=lm_layout, quantization=lm_quantization)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -839,6 +902,14 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
         plot(plot_path, scored, preds,
              title=f"laser-ci eval: {k}-fold cv, kind={kind}, history={history}")
         click.echo(f"wrote {plot_path}", err=True)
+    if lm_ship:
+        if lm is None:
+            raise click.UsageError(f"--lm-ship needs --predictor {LM_NAME} and --lm-base")
+        from laser_ci.training.baselines import text_features
+
+        log = lm.ship(examples, Path(lm_ship), k=k, feats=text_features(examples))
+        click.echo(f"wrote the recipe's model, trained on every repository, to {lm_ship} "
+                   f"({log.get('seconds')} s)", err=True)
     if write:
         from laser_ci.predictors.choice import find_families
 
@@ -863,6 +934,12 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
                   "--lm-device", lm.device]
         if lm.cfg.finetune_minutes:
             parts += ["--lm-minutes", str(lm.cfg.finetune_minutes)]
+        if lm.prompt_lines:
+            parts.append("--lm-prompt-lines")
+        if lm.layout != "serial":
+            parts += ["--lm-layout", lm.layout]
+        if lm.quantization != "dynamic":
+            parts += ["--lm-quantization", lm.quantization]
     return " ".join(parts + ["--write-cards"])
 
 

@@ -8,6 +8,7 @@ import json
 import click
 
 from laser_ci.predictors.base import Predictor
+from laser_ci.text.tokenize import LAYOUTS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, load_examples
 from laser_ci.training.history import REGIMES
@@ -75,6 +76,18 @@ from laser_ci.training.history import REGIMES
               help="--folds: laser-lm's prompts end with the outcome asked for and, without "
                    "history, a tabular reference (the fold's; out of fold for training "
                    "texts); it writes the ratio to that reference.")
+@click.option("--lm-layout", type=click.Choice(LAYOUTS), default=None,
+              help="--folds: where laser-lm's prompts put a job's own lines: serial (the "
+                   "serializer's order) or shared-prefix (job, runs-on and matrix at the end, "
+                   "so a job's body is decoded once for every runner) [serial].")
+@click.option("--lm-quantization", type=click.Choice(["dynamic", "static"]), default=None,
+              help="--folds: laser-lm's int8 export: dynamic (activation scales per call; "
+                   "one job per batch) or static (calibrated on training prompts; jobs side "
+                   "by side) [dynamic].")
+@click.option("--lm-ship", type=click.Path(file_okay=False), default=None,
+              help="--folds: then run laser-lm's recipe on every repository (fold 0 picks "
+                   "the epoch) and write that model, with weights, to DIR (e.g. model/lm, "
+                   "before --write-cards).")
 @click.option("--lm-reuse", is_flag=True,
               help="--folds: score the fold models an earlier run kept in --lm-keep instead "
                    "of fine-tuning again (e.g. for another --kind); fine-tune the missing.")
@@ -102,6 +115,9 @@ def eval_command(
     lm_keep: str | None,
     lm_prompt_lines: bool,
     lm_reuse: bool,
+    lm_layout: str | None,
+    lm_quantization: str | None,
+    lm_ship: str | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -110,7 +126,8 @@ def eval_command(
                "--lm-base": lm_base,
                "--lm-epochs": lm_epochs, "--lm-threads": lm_threads, "--lm-minutes": lm_minutes,
                "--lm-keep": lm_keep, "--lm-prompt-lines": lm_prompt_lines,
-               "--lm-reuse": lm_reuse}
+               "--lm-reuse": lm_reuse, "--lm-layout": lm_layout,
+               "--lm-quantization": lm_quantization, "--lm-ship": lm_ship}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -124,7 +141,9 @@ def eval_command(
                 only=only, history=history, no_cache=no_cache, write=write_cards,
                 reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
                 lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
-                lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse)
+                lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
+                lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
+                lm_ship=lm_ship)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

@@ -12,8 +12,16 @@ Steps (:func:`export_model`):
    (digits and signs), so the head becomes ``MatMul(W[:, ids])`` with logits
    ``[batch, seq, 12]`` instead of ``[batch, seq, vocab]``. The full-vocabulary graph that
    naive decoding needs (benchmarks only) keeps every column for the last position only.
-3. ``onnxruntime.quantization.quantize_dynamic`` to int8 (weights only: ``MatMulConstBOnly``;
-   the tiny head stays fp32; extra nodes can be kept fp32 with ``fp32_nodes``).
+3. int8 (:func:`quantize_int8`): the weight MatMuls only (``MatMulConstBOnly``; the tiny
+   head stays fp32; extra nodes can be kept fp32 with ``fp32_nodes``). *Static* when
+   calibration prompts are given: activation scales are fixed from the graph's ranges on
+   those token ids (training texts), so a token's computation does not depend on what else
+   is in the batch, and the decoding loop may decode jobs side by side and split prompts at
+   a shared prefix without changing a sample. Unsigned 8-bit activations and weights: on
+   AVX2 CPUs without VNNI (GitHub's hosted runners) the u8 x s8 kernels can saturate
+   int16 sums, which here moved predictions about twice as far from fp32 (the card's
+   int8-vs-fp32 check). Else *dynamic* (``quantize_dynamic``: a scale per call, computed
+   from the batch).
 4. ``laser.json`` (see :mod:`laser_ci.predictors.lm`) with the sha256 of every file, so a corrupt or
    mismatched artifact fails at load time.
 
@@ -270,16 +278,70 @@ def head_node_names(model: Any) -> list[str]:
     return [n.name for n in model.graph.node if HEAD_NODE_OUTPUT in n.output]
 
 
+QUANTIZATIONS = ("dynamic", "static")  # laser.json model.quantization
+
+
+class _Calibration:
+    """``onnxruntime.quantization.CalibrationDataReader`` over prompts: one prefill pass
+    (empty KV cache, causal bias) per token-id list."""
+
+    def __init__(self, prompts: Sequence[Sequence[int]], past_inputs: Sequence[Any]) -> None:
+        self.prompts = iter(prompts)
+        self.past = [(i.name, int(i.shape[1]), int(i.shape[3])) for i in past_inputs]
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        from laser_ci.predictors.decode import causal_bias
+
+        ids = next(self.prompts, None)
+        if ids is None:
+            return None
+        n = len(ids)
+        feeds: dict[str, np.ndarray] = {
+            "input_ids": np.asarray([ids], dtype=np.int64),
+            "position_ids": np.arange(n, dtype=np.int64)[None],
+            "attention_bias": causal_bias(np.ones((1, n), dtype=np.int64)),
+        }
+        for name, heads, dim in self.past:
+            feeds[name] = np.zeros((1, heads, 0, dim), dtype=np.float32)
+        return feeds
+
+
 def quantize_int8(
-    src: str | Path, dst: str | Path, *, fp32_nodes: Sequence[str] = (), per_channel: bool = False
+    src: str | Path, dst: str | Path, *, fp32_nodes: Sequence[str] = (), per_channel: bool = False,
+    calibration: Sequence[Sequence[int]] | None = None,
 ) -> Path:
-    """Dynamic int8 quantization of the weight MatMuls (and the embedding Gather)."""
+    """int8 quantization of the weight MatMuls (and, dynamic, the embedding Gather):
+    static with activation scales from ``calibration`` (token-id lists), else dynamic."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load(str(src))
     exclude = sorted(set(fp32_nodes) | set(head_node_names(model)))
     logging.getLogger("onnxruntime").setLevel(logging.ERROR)
+    if calibration is not None:
+        if not calibration:
+            raise ValueError("static int8 needs at least one calibration prompt")
+        import onnxruntime as ort
+        from onnxruntime.quantization import CalibrationMethod, QuantFormat, quantize_static
+
+        sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+        past = [i for i in sess.get_inputs() if i.name.startswith("past_key_values.")]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            quantize_static(
+                str(src),
+                str(dst),
+                _Calibration(calibration, past),
+                quant_format=QuantFormat.QOperator,
+                op_types_to_quantize=["MatMul"],
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QUInt8,
+                per_channel=per_channel,
+                nodes_to_exclude=exclude,
+                calibrate_method=CalibrationMethod.MinMax,
+                extra_options={"MatMulConstBOnly": True},
+            )
+        return Path(dst)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         quantize_dynamic(
@@ -329,9 +391,11 @@ def export_model(
     max_prompt_tokens: int,
     codec: Any = None,
     warm_target: str = "runtime",
+    layout: str = "serial",
     num_samples: int = 16,
     sampling: str = "stratified",
     int8: bool = True,
+    calibration: Sequence[Sequence[int]] | None = None,
     keep_fp32: bool = False,
     full_vocab_graph: bool = False,
     include_weights: bool = True,
@@ -341,7 +405,8 @@ def export_model(
 ) -> dict[str, Any]:
     """Write the artifact folder for a trained ``LlamaForCausalLM`` and return its config.
 
-    Files: ``model.onnx`` (int8 unless ``int8=False``), ``tokenizer.json``, ``laser.json``;
+    Files: ``model.onnx`` (int8 unless ``int8=False``; static with ``calibration``, the
+    token ids of training prompts, see :func:`quantize_int8`), ``tokenizer.json``, ``laser.json``;
     optionally ``model.fp32.onnx`` (``keep_fp32``), ``model.full.onnx`` (full-vocabulary
     head for naive decoding, fp32 or int8 like model.onnx) and ``weights.safetensors`` +
     ``hf_config.json`` (fp16 torch weights, the base for ``laser-ci finetune``).
@@ -354,7 +419,8 @@ def export_model(
     codec = codec or DEFAULT_CODEC
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    prompt = PromptCodec(tokenizer, codec, max_prompt_tokens, warm_target=warm_target)
+    prompt = PromptCodec(tokenizer, codec, max_prompt_tokens, warm_target=warm_target,
+                         layout=layout)
     head_tokens = codec.all_tokens()
     head_ids = [prompt.token_ids[t] for t in head_tokens]
     files: dict[str, str] = {}
@@ -379,7 +445,7 @@ def export_model(
                 shutil.copyfile(fp32, out / "model.fp32.onnx")
                 files["model.fp32.onnx"] = ""
             if int8:
-                quantize_int8(fp32, out / name, fp32_nodes=fp32_nodes)
+                quantize_int8(fp32, out / name, fp32_nodes=fp32_nodes, calibration=calibration)
             else:
                 shutil.copyfile(fp32, out / name)
             files[name] = ""
@@ -409,8 +475,11 @@ def export_model(
             "head_dim": head_dim,
             "parameters": int(sum(p.numel() for p in model.parameters())),
             "int8": int8,
+            **({"quantization": "static" if calibration is not None else "dynamic"}
+               if int8 else {}),
         },
-        "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target},
+        "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target,
+                   **({"layout": layout} if layout != "serial" else {})},
         "codec": {
             "mantissa_digits": codec.mantissa_digits,
             "exponent_digits": codec.exponent_digits,

@@ -125,6 +125,13 @@ class TrainConfig:
     # training, laser_ci.training.references) and its output is the ratio to it
     outcome: bool = False
     cold_reference: str | None = None
+    # where a job text's lines sit in the prompt (laser_ci.text.tokenize): "serial" or
+    # "shared-prefix" (the instance lines at the end: a job's body is shared across runners)
+    layout: str = "serial"
+    # the int8 export (laser_ci.training.export.quantize_int8): "dynamic", or "static" with
+    # activation scales calibrated on calibration_prompts training prompts
+    quantization: str = "dynamic"
+    calibration_prompts: int = 128
     # pretraining (causal LM on the corpus); 0 steps skips it
     pretrain_steps: int = 1500
     pretrain_seq_len: int = 512
@@ -235,6 +242,14 @@ class Item:
     runtime_s: float = 0.0
     kind: str = ""
     warm: bool = False  # the prompt carries a history block
+
+
+def calibration_ids(items: Sequence[Item], n: int, seed: int) -> list[list[int]]:
+    """The token ids (prompt and output) of ``n`` training items drawn with ``seed``: what
+    a static int8 export calibrates its activation scales on."""
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(items), size=min(n, len(items)), replace=False)
+    return [list(items[i].ids) for i in sorted(pick)]
 
 
 def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
@@ -828,7 +843,8 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
 def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig) -> PromptCodec:
     """The prompt layout ``cfg`` trains (and its exported folder reads)."""
     return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
-                       outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None)
+                       outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
+                       layout=cfg.layout)
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
@@ -996,17 +1012,22 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
                       val_ex: Sequence[Any], out_dir: str | os.PathLike[str],
                       cfg: TrainConfig, *, device: str = "auto",
                       references: Mapping[Any, float] | None = None,
-                      reference_model: Any = None) -> dict[str, Any]:
+                      reference_model: Any = None,
+                      include_weights: bool = False) -> dict[str, Any]:
     """Fine-tune from ``base_dir`` on labeled examples (:class:`~laser_ci.training.example.
     Example`, with their history) exactly as ``laser-ci train --init`` does, ``val_ex``
     picking the best epoch, and export the int8 graph alone to ``out_dir`` (what
     ``laser-ci eval --folds`` does per fold). With ``cfg.cold_reference``, ``references``
     are the cold texts' out-of-fold references and ``reference_model`` the tabular model
     the exported folder ships to compute them at inference (fit on ``train_ex`` and
-    ``val_ex``). Returns the log (also ``train_report.json``)."""
+    ``val_ex``). ``include_weights``: also the fp16 weights (the base of ``laser-ci
+    finetune``; a shipped model has them). Returns the log (also ``train_report.json``)."""
     if cfg.cold_reference and (references is None or reference_model is None):
         raise ValueError("cold_reference needs the training texts' references and the model")
-    from laser_ci.training.export import export_model
+    from laser_ci.training.export import QUANTIZATIONS, export_model
+
+    if cfg.quantization not in QUANTIZATIONS:
+        raise ValueError(f"quantization {cfg.quantization!r}: expected one of {QUANTIZATIONS}")
 
     t0 = time.time()
     cfg, codec, tok, model = load_base(base_dir, cfg)
@@ -1022,7 +1043,8 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base_dir), "device": str(acc.device),
                            "data": {"train": len(tr), "val": len(va),
                                     "with_reference": sum(e.reference is not None for e in tr)}}
-    best = finetune_loop(model, make_items(tr, prompt), make_items(va, prompt), cfg, acc,
+    train_items = make_items(tr, prompt)
+    best = finetune_loop(model, train_items, make_items(va, prompt), cfg, acc,
                          prompt.pad_id, log)
     model = acc.unwrap_model(model)
     if best is not None:
@@ -1033,7 +1055,9 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
     export_model(model.to("cpu").float().eval(), tok, out,
                  max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
                  warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=True,
-                 include_weights=False,
+                 include_weights=include_weights, layout=cfg.layout,
+                 calibration=calibration_ids(train_items, cfg.calibration_prompts, cfg.seed)
+                 if cfg.quantization == "static" else None,
                  extra={"training": {"base": str(base_dir), "seed": cfg.seed}})
     if cfg.outcome or cfg.cold_reference:
         from laser_ci.training.references import attach_reference
