@@ -7,10 +7,16 @@ many texts each predictor call got and how long it took (the jobs, then the runt
 other runners that the sizing advice asks for).
 
     python benchmarks/estimate_100.py [--data ../shared/data/gha-runs] [--model DIR] [--repeat 5]
+        [--runners ubuntu-slim,ubuntu-latest-4-cores]
 
 With ``--data``, the workflows are real ones from that folder (distinct files taken in a
 fixed order until 100 jobs); otherwise a synthetic matrix CI is used. Run it pinned to two
 cores to match a GitHub runner: ``taskset -c 0,1 python benchmarks/estimate_100.py``.
+
+How many other-runner runtimes the advice asks for depends on the predictions (short jobs
+are asked on ``ubuntu-slim``, long ones on larger runners), so two models can differ there;
+``--runners`` also times, in this process after the estimate, one call that predicts every
+job on each of those labels, whatever the advice asked (the worst case the sizing can add).
 """
 
 from __future__ import annotations
@@ -85,6 +91,8 @@ def main() -> int:
     ap.add_argument("--data", help="take real workflows from this data folder")
     ap.add_argument("--model", help="model folder (default: the shipped one)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--runners", default="",
+                    help="comma-separated runner labels: also time every job on each")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,7 +112,7 @@ def main() -> int:
                 print(proc.stderr, file=sys.stderr)
                 return 1
         result = json.loads(proc.stdout)
-        calls = predictor_calls(root, args.model)
+        calls = predictor_calls(root, args.model, [r for r in args.runners.split(",") if r])
     jobs = sum(len(w["jobs"]) for w in result["workflows"])
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"predictor: {result['predictor']}")
@@ -118,9 +126,11 @@ def main() -> int:
     return 0
 
 
-def predictor_calls(root: Path, model: str | None) -> list[tuple[int, float]]:
+def predictor_calls(root: Path, model: str | None,
+                    runners: list[str] | None = None) -> list[tuple[int, float]]:
     """(texts, seconds) of each predictor call of one estimate: the jobs' own predictions,
-    then the runtimes on other runners that the sizing advice asks for."""
+    then the runtimes on other runners that the sizing advice asks for; then, with
+    ``runners``, one call for every job on each of those labels."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from laser_ci.estimate import estimate_paths
     from laser_ci.predictors.choice import load_predictor
@@ -137,6 +147,17 @@ def predictor_calls(root: Path, model: str | None) -> list[tuple[int, float]]:
 
     predictor.predict = timed  # type: ignore[method-assign]
     estimate_paths([str(root / ".github" / "workflows")], predictor=predictor)
+    if runners:
+        from dataclasses import replace
+
+        from laser_ci.text.serialize import serialize_job
+        from laser_ci.workflows.parse import read_workflows
+
+        paths = sorted((root / ".github" / "workflows").glob("*.yml"))
+        files = {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in paths}
+        workflows, _ = read_workflows(files, list(files))
+        timed([serialize_job(replace(job, runs_on=label), wf)
+               for wf in workflows for job in wf.jobs for label in runners])
     return calls
 
 

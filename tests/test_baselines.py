@@ -293,6 +293,9 @@ def test_load_predictor_picks_the_lowest_val_log_mae(
     assert set(available_predictors(lm)) == {"median", "tabular", "text-linear", "laser-lm"}
     (lm / "card.json").write_text(json.dumps({"predictors": {"laser-lm": {"val_log_mae": 0.5}}}))
     assert load_predictor(lm).name == "laser-lm"
+    # the tabular model a language model's prompts read (its reference/) is not a family
+    shutil.copytree(model_dir / "baselines", lm / "reference")
+    assert P.find_families(lm) == [("lm", lm), ("baselines", lm / "baselines")]
     # a card whose predictor cannot be loaded is skipped
     (lm / "laser.json").unlink()
     assert load_predictor(lm).name == "tabular"

@@ -421,6 +421,19 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
     assert lm.batch_jobs > 1 and lm.reference_model is not None
     (pred,) = lm.predict(["task: job\nworkflow: CI\njob: a\nruns-on: x\nsteps:\n- run: make\n"])
     assert 0 < pred.p10 <= pred.p50 <= pred.p90
+    # `laser-ci finetune` from the shipped model keeps its prompts: layout, outcome line and
+    # the reference model (cold texts read its p50 in training too)
+    ft = tmp_path / "ft"
+    r = CliRunner().invoke(main, [
+        "finetune", "--data", str(MINI), "--base", str(ship), "--out", str(ft), "--epochs", "1",
+        "--device", "cpu", "--max-val-decode", "4"])
+    assert r.exit_code == 0, r.output
+    adapted = json.loads((ft / "laser.json").read_text())
+    assert adapted["prompt"] == shipped["prompt"]
+    assert "reference/tabular.json" in adapted["files"]
+    log = json.loads((ft / "train_report.json").read_text())
+    assert log["config"]["layout"] == "shared-prefix" and log["config"]["outcome"] is True
+    assert LaserModel(ft).predict(["task: job\nworkflow: CI\njob: a\nruns-on: x\n"])[0].p50 > 0
 
 
 def test_folds_in_parallel_give_the_same_report() -> None:

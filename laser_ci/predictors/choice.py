@@ -104,7 +104,10 @@ def _folders(model_dir: str | os.PathLike[str] | None) -> list[Path]:
     d = _model_dir(model_dir)
     if not d.is_dir():
         return []
-    return [d] + sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # a language-model folder's reference/ (its prompts' tabular model) is part of it
+    own = {"reference"} if _is_lm(d) else set()
+    return [d] + sorted(p for p in d.iterdir()
+                        if p.is_dir() and not p.name.startswith(".") and p.name not in own)
 
 
 def find_families(model_dir: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:

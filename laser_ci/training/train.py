@@ -855,14 +855,22 @@ def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
 
 
 def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
-                     val_ex: Sequence[Any], codec: NumberCodec) -> dict[str, Any]:
+                     val_ex: Sequence[Any], codec: NumberCodec,
+                     reference_model: Any = None) -> dict[str, Any]:
     from laser_ci.training.export import export_model
+
+    def prompt_lines() -> None:  # the prompt lines the model was trained with
+        if cfg.outcome or cfg.cold_reference:
+            from laser_ci.training.references import attach_reference
+
+            attach_reference(out, outcome=cfg.outcome, reference=reference_model)
 
     model = model.to("cpu").float().eval()
     export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
                  warm_target=cfg.warm_target, num_samples=cfg.num_samples,
-                 keep_fp32=True, full_vocab_graph=True,
+                 keep_fp32=True, full_vocab_graph=True, layout=cfg.layout,
                  extra={"training": {"size": cfg.size, "seed": cfg.seed}})
+    prompt_lines()
     sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
     res = {
         "int8": decode_metrics(out, sample, "model.onnx", cfg.num_samples, max(cfg.threads, 1)),
@@ -875,8 +883,9 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
         res["shipped"] = "fp32"
         export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
                      warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=False,
-                     keep_fp32=True,
+                     keep_fp32=True, layout=cfg.layout,
                      extra={"training": {"size": cfg.size}})
+        prompt_lines()
     config_path = out / "laser.json"
     config = json.loads(config_path.read_text())
     config["metrics"] = {"val": res}
@@ -894,8 +903,7 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
 
     base = Path(base_dir)
     base_cfg = read_config(base)
-    cfg = replace(cfg, max_prompt_tokens=int(base_cfg["prompt"]["max_prompt_tokens"]),
-                  warm_target=str(base_cfg["prompt"].get("warm_target", "runtime")))
+    cfg = replace(cfg, **base_prompt(base_cfg))
     codec = NumberCodec(**base_cfg["codec"])
     acc = _accelerator(cfg, device)
     tok = load_tokenizer(base / "tokenizer.json")
@@ -910,9 +918,17 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     cut = runs[int(len(runs) * 0.8)] if len(runs) >= 5 else runs[-1]
     train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
-    # history blocks come from earlier runs of the same folder only
-    train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg)
-    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target)
+    # history blocks come from earlier runs of the same folder only; a cold text's
+    # reference is the base's own reference model's p50 (it never saw these labels)
+    reference_model = _reference_model(base) if cfg.cold_reference else None
+    refs = None
+    if reference_model is not None:
+        from laser_ci.training.references import reference_key
+
+        refs = {reference_key(e): r.p50 for e, r in
+                zip(examples, reference_model.predict([e.text for e in examples]), strict=True)}
+    train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg, refs)
+    prompt = prompt_codec(tok, codec, cfg)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
                            "data": {"train": len(train_ex), "val": len(val_ex)}}
     before = evaluate_loss(model, make_items(val_ex, prompt), prompt.pad_id, cfg.batch_size,
@@ -927,9 +943,28 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
         model.load_state_dict(best)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    log["eval"] = export_and_check(model, tok, out, cfg, val_ex, codec)
+    log["eval"] = export_and_check(model, tok, out, cfg, val_ex, codec,
+                                   reference_model=reference_model)
     (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
     return log
+
+
+def base_prompt(base_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The prompt settings of a model folder's ``laser.json`` as :class:`TrainConfig`
+    fields: a model adapted from it reads (and ships) the same prompts."""
+    prompt = base_cfg["prompt"]
+    return {"max_prompt_tokens": int(prompt["max_prompt_tokens"]),
+            "warm_target": str(prompt.get("warm_target", "runtime")),
+            "outcome": bool(prompt.get("outcome", False)),
+            "cold_reference": prompt.get("cold_reference"),
+            "layout": str(prompt.get("layout", "serial"))}
+
+
+def _reference_model(base: Path) -> Any:
+    from laser_ci.predictors.baselines import TabularPredictor
+    from laser_ci.predictors.lm import REFERENCE_DIR
+
+    return TabularPredictor.load(base / REFERENCE_DIR)
 
 
 PRETRAIN_MARKER = "laser_pretrain.json"  # in OUT/pretrained of `laser-ci train --pretrain-only`
