@@ -162,13 +162,21 @@ def buckets(
 ) -> list[list[int]]:
     """Job indices grouped by similar length so that jobs x longest <= max_batch_tokens."""
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    return _chunks(order, lengths, max_batch_tokens, max_batch_jobs)
+
+
+def _chunks(order: Sequence[int], lengths: Sequence[int], max_batch_tokens: int,
+            max_batch_jobs: int) -> list[list[int]]:
+    """``order`` cut into consecutive batches of at most ``max_batch_jobs`` jobs whose
+    count times their longest length stays within ``max_batch_tokens``."""
     out: list[list[int]] = []
     cur: list[int] = []
+    longest = 0
     for i in order:
-        longest = max(lengths[i], lengths[cur[-1]] if cur else 0)
+        longest = max(lengths[i], longest)
         if cur and (len(cur) >= max_batch_jobs or longest * (len(cur) + 1) > max_batch_tokens):
             out.append(cur)
-            cur = []
+            cur, longest = [], lengths[i]
         cur.append(i)
     if cur:
         out.append(cur)
@@ -368,17 +376,7 @@ def prefix_buckets(shared: Sequence[tuple[int, ...]], lengths: Sequence[int],
     for key in shared:
         rank.setdefault(key, len(rank))
     order = sorted(range(len(lengths)), key=lambda i: (rank[shared[i]], lengths[i], i))
-    out: list[list[int]] = []
-    cur: list[int] = []
-    for i in order:
-        longest = max(lengths[i], max((lengths[j] for j in cur), default=0))
-        if cur and (len(cur) >= max_batch_jobs or longest * (len(cur) + 1) > max_batch_tokens):
-            out.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        out.append(cur)
-    return out
+    return _chunks(order, lengths, max_batch_tokens, max_batch_jobs)
 
 
 class _Tree:
