@@ -10,8 +10,9 @@ one JSON object with the figures :mod:`laser_ci.predictors.choice` compares acro
 and warm-changed subsets, the p10-p90 coverage, and (``vs_history_median``) the model's
 log-MAE minus the history median's on the warm and warm-changed workflow runs, with a 95%
 interval from resampling repositories. ``--write`` also stores it as
-``MODEL/card.json`` (not a hashed file of the model). The baselines' card comes from
-``benchmarks/baselines.py`` in the same shape, so the two are comparable.
+``MODEL/card.json`` (not a hashed file of the model), keeping the card's ``cv`` block.
+The baselines' card comes from ``benchmarks/baselines.py`` in the same shape, so the two
+are comparable.
 """
 
 from __future__ import annotations
@@ -108,7 +109,14 @@ def main() -> None:
     text = json.dumps(card, indent=1)
     print(text)
     if args.write:
-        (Path(args.model) / "card.json").write_text(text + "\n", encoding="utf-8")
+        path = Path(args.model) / "card.json"
+        try:  # the cross-validated scores (laser-ci eval --folds --write-cards) stay
+            old_cv = json.loads(path.read_text(encoding="utf-8")).get("cv")
+        except (OSError, ValueError, AttributeError):
+            old_cv = None
+        if isinstance(old_cv, dict):
+            card["cv"] = old_cv
+        path.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
