@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SYNTHETIC = """name: CI {i}
 on: [push, pull_request]
@@ -122,27 +123,35 @@ def main() -> int:
           f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)")
     print(f"peak memory (max RSS of a run): {peak_mb:.0f} MB")
     print("predictor calls (one more run, in this process): " + ", ".join(
-        f"{n} texts in {s:.2f} s" for n, s in calls))
+        f"{n} texts in {s:.2f} s" for n, s, _ in calls))
+    for n, _, st in calls:
+        if st is not None:  # the language model's decoding (laser_ci.predictors.decode)
+            print(f"  {n} texts: {st.forward_passes} forward passes; {st.prefill_tokens} prompt "
+                  f"tokens fed ({st.prefixes} shared prefixes computed), {st.shared_tokens} "
+                  f"read from a shared prefix's cache; {st.step_tokens} tokens fed in the "
+                  f"sampling steps")
     return 0
 
 
 def predictor_calls(root: Path, model: str | None,
-                    runners: list[str] | None = None) -> list[tuple[int, float]]:
+                    runners: list[str] | None = None) -> list[tuple[int, float, Any]]:
     """(texts, seconds) of each predictor call of one estimate: the jobs' own predictions,
     then the runtimes on other runners that the sizing advice asks for; then, with
-    ``runners``, one call for every job on each of those labels."""
+    ``runners``, one call for every job on each of those labels. The third item is the
+    language model's decoding stats of the call (None for other predictors)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from laser_ci.estimate import estimate_paths
     from laser_ci.predictors.choice import load_predictor
 
     predictor = load_predictor(model)
-    calls: list[tuple[int, float]] = []
+    calls: list[tuple[int, float, Any]] = []
     predict = predictor.predict
 
     def timed(texts):
         start = time.perf_counter()
         out = predict(texts)
-        calls.append((len(texts), time.perf_counter() - start))
+        calls.append((len(texts), time.perf_counter() - start,
+                      getattr(predictor, "last_stats", None)))
         return out
 
     predictor.predict = timed  # type: ignore[method-assign]
@@ -150,13 +159,17 @@ def predictor_calls(root: Path, model: str | None,
     if runners:
         from dataclasses import replace
 
+        from laser_ci.estimate import find_repo_root
         from laser_ci.text.serialize import serialize_job
         from laser_ci.workflows.parse import read_workflows
+        from laser_ci.workflows.repo_profile import profile_dir
 
+        top = find_repo_root(root / ".github" / "workflows")
         paths = sorted((root / ".github" / "workflows").glob("*.yml"))
-        files = {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in paths}
+        files = {str(p.relative_to(top)): p.read_text(encoding="utf-8") for p in paths}
         workflows, _ = read_workflows(files, list(files))
-        timed([serialize_job(replace(job, runs_on=label), wf)
+        profile = profile_dir(top)  # the texts as `estimate` writes them
+        timed([serialize_job(replace(job, runs_on=label), wf, profile)
                for wf in workflows for job in wf.jobs for label in runners])
     return calls
 

@@ -4,8 +4,9 @@
         [--texts 300] [--calibration 128] [--write static|dynamic]
 
 Exports the folder's weights again (fp32, dynamic int8, and static int8 whose activation
-scales are calibrated on ``--calibration`` prompts of training repositories, folds 1-4 of
-:func:`laser_ci.training.folds.fold_of`), then predicts ``--texts`` job texts of fold 0's
+scales are calibrated on ``--calibration`` items of training repositories, folds 1-4 of
+:func:`laser_ci.training.folds.fold_of`, drawn as training draws them:
+:func:`laser_ci.training.train.calibration_ids`), then predicts ``--texts`` job texts of fold 0's
 repositories (cold, and with history where they have it) with each graph and prints one JSON
 object: per graph, how far its p50 is from fp32's (mean and 90th percentile of
 ``|log(p50 / p50_fp32)|``), its log-MAE against the recorded runtimes, whether a job's
@@ -35,7 +36,7 @@ from laser_ci.training.examples import load_examples  # noqa: E402
 from laser_ci.training.export import export_model, quantize_int8, sha256_file  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import example_text  # noqa: E402
-from laser_ci.training.train import load_model  # noqa: E402
+from laser_ci.training.train import LabeledText, calibration_ids, load_model, make_items  # noqa: E402
 
 GRAPHS = {"fp32": "model.fp32.onnx", "dynamic": "model.dynamic.onnx", "static": "model.static.onnx"}
 
@@ -73,10 +74,19 @@ def main() -> int:
                      layout=str(prompt.get("layout", "serial")))
         shutil.copyfile(export / "model.fp32.onnx", work / GRAPHS["fp32"])
         shutil.copyfile(export / MODEL_FILE, work / GRAPHS["dynamic"])
+        # calibrated as `laser-ci train` / `eval --lm-quantization static` calibrate: the
+        # token ids (prompt and output) of training items
         reader = LaserModel(work, verify=False)
-        pick = rng.choice(len(train), min(args.calibration, len(train)), replace=False)
-        calib_texts = reader.prompt_texts([example_text(train[i], "prior") for i in sorted(pick)])
-        calibration = [p + reader.skeleton.prefix() for p in reader.prompt.encode_texts(calib_texts)]
+        texts_tr = [example_text(e, "prior") for e in train]
+        refs: list[float | None] = [None] * len(train)
+        if reader.reference_model is not None:
+            cold = [i for i, e in enumerate(train) if texts_tr[i] is e.text]
+            for i, r in zip(cold, reader.reference_model.predict([texts_tr[i] for i in cold]),
+                            strict=True):
+                refs[i] = r.p50
+        items = make_items([LabeledText(t, e.runtime_s, e.kind, e.conclusion, e.repo, r)
+                            for t, e, r in zip(texts_tr, train, refs, strict=True)], reader.prompt)
+        calibration = calibration_ids(items, args.calibration, 0)
         t = time.perf_counter()
         quantize_int8(work / GRAPHS["fp32"], work / GRAPHS["static"], calibration=calibration)
         calibrate_s = time.perf_counter() - t

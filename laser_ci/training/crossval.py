@@ -231,7 +231,6 @@ class LMRecipe:
             config = json.loads((Path(tmp) / CONFIG_NAME).read_text(encoding="utf-8"))
             config["training"] = {**config.get("training", {}), "recipe": self.describe(),
                                   "train": len(train), "val": len(val), "folds": k}
-            (Path(tmp) / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
             log = json.loads((Path(tmp) / "train_report.json").read_text(encoding="utf-8"))
             out.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(out / REFERENCE_DIR, ignore_errors=True)
@@ -871,6 +870,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
         raise click.UsageError(f"--lm-base given but {LM_NAME} is not among the predictors")
+    if lm_ship and lm is None:  # before the cross-validation, not after it
+        raise click.UsageError(f"--lm-ship needs --predictor {LM_NAME} and --lm-base")
     if reference is not None and reference not in names:
         raise click.UsageError(f"--reference {reference} is not among the predictors")
     try:
@@ -902,9 +903,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
         plot(plot_path, scored, preds,
              title=f"laser-ci eval: {k}-fold cv, kind={kind}, history={history}")
         click.echo(f"wrote {plot_path}", err=True)
-    if lm_ship:
-        if lm is None:
-            raise click.UsageError(f"--lm-ship needs --predictor {LM_NAME} and --lm-base")
+    if lm_ship and lm is not None:
         from laser_ci.training.baselines import text_features
 
         log = lm.ship(examples, Path(lm_ship), k=k, feats=text_features(examples))

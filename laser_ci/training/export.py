@@ -18,10 +18,11 @@ Steps (:func:`export_model`):
    those token ids (training texts), so a token's computation does not depend on what else
    is in the batch, and the decoding loop may decode jobs side by side and split prompts at
    a shared prefix without changing a sample. Unsigned 8-bit activations and weights: on
-   AVX2 CPUs without VNNI (GitHub's hosted runners) the u8 x s8 kernels can saturate
-   int16 sums, which here moved predictions about twice as far from fp32 (the card's
-   int8-vs-fp32 check). Else *dynamic* (``quantize_dynamic``: a scale per call, computed
-   from the batch).
+   x86 CPUs without VNNI (AVX2, as on GitHub's hosted runners) onnxruntime's u8 x s8
+   kernels can saturate their int16 sums (onnxruntime's quantization notes advise
+   ``reduce_range`` or u8 x u8 there). ``benchmarks/int8_check.py`` compares the graph with
+   fp32 and with dynamic int8. Else *dynamic* (``quantize_dynamic``: a scale per call,
+   computed from the batch).
 4. ``laser.json`` (see :mod:`laser_ci.predictors.lm`) with the sha256 of every file, so a corrupt or
    mismatched artifact fails at load time.
 
