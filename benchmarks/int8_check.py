@@ -30,7 +30,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.predictors.lm import CONFIG_NAME, MODEL_FILE, LaserModel, read_config  # noqa: E402
+from laser_ci.predictors.lm import (  # noqa: E402
+    CONFIG_NAME,
+    MODEL_FILE,
+    LaserModel,
+    cold_references,
+    read_config,
+)
 from laser_ci.text.numbers import NumberCodec  # noqa: E402
 from laser_ci.training.examples import load_examples  # noqa: E402
 from laser_ci.training.export import export_model, quantize_int8, sha256_file  # noqa: E402
@@ -78,12 +84,7 @@ def main() -> int:
         # token ids (prompt and output) of training items
         reader = LaserModel(work, verify=False)
         texts_tr = [example_text(e, "prior") for e in train]
-        refs: list[float | None] = [None] * len(train)
-        if reader.reference_model is not None:
-            cold = [i for i, e in enumerate(train) if texts_tr[i] is e.text]
-            for i, r in zip(cold, reader.reference_model.predict([texts_tr[i] for i in cold]),
-                            strict=True):
-                refs[i] = r.p50
+        refs = cold_references(reader.reference_model, texts_tr)
         items = make_items([LabeledText(t, e.runtime_s, e.kind, e.conclusion, e.repo, r)
                             for t, e, r in zip(texts_tr, train, refs, strict=True)], reader.prompt)
         calibration = calibration_ids(items, args.calibration, 0)

@@ -173,13 +173,7 @@ class LaserModel:
         )
         self.reference_model: Any = None
         if cold_reference is not None:
-            from laser_ci.predictors.baselines import TabularPredictor
-
-            try:
-                self.reference_model = TabularPredictor.load(self.model_dir / REFERENCE_DIR)
-            except (OSError, ValueError, KeyError) as e:
-                raise ModelFileError(f"{self.model_dir / REFERENCE_DIR}: cannot load the "
-                                     f"reference model: {e}") from e
+            self.reference_model = load_reference(self.model_dir)
         self.session = make_session(self.model_dir / model_file, threads)
         self.decoder = OnnxDecoder(self.session)
         head_tokens: list[str] = self.config["head_tokens"]
@@ -231,14 +225,7 @@ class LaserModel:
         """The texts as this model reads them: with the ``outcome: success`` line and, for
         texts without history, the reference model's p50 (see :mod:`laser_ci.text.tokenize`).
         Unchanged for a model that reads neither."""
-        refs: list[float | None] = [None] * len(texts)
-        if self.reference_model is not None:
-            from laser_ci.text.history import parse_history
-
-            cold = [i for i, t in enumerate(texts) if parse_history(t) is None]
-            for i, r in zip(cold, self.reference_model.predict([texts[i] for i in cold]),
-                            strict=True):
-                refs[i] = r.p50
+        refs = cold_references(self.reference_model, texts)
         return [self.prompt.with_prompt_lines(t, outcome="success", reference=r)
                 for t, r in zip(texts, refs, strict=True)]
 
@@ -250,6 +237,30 @@ class LaserModel:
         unique = list(dict.fromkeys(texts))
         samples = dict(zip(unique, self.sample(unique), strict=True))
         return [Runtime(*summarize_samples(samples[t])) for t in texts]
+
+
+def load_reference(model_dir: str | os.PathLike[str]) -> Any:
+    """The tabular model in a model folder's ``reference/`` (``prompt.cold_reference``)."""
+    from laser_ci.predictors.baselines import TabularPredictor
+
+    d = Path(model_dir) / REFERENCE_DIR
+    try:
+        return TabularPredictor.load(d)
+    except (OSError, ValueError, KeyError) as e:
+        raise ModelFileError(f"{d}: cannot load the reference model: {e}") from e
+
+
+def cold_references(reference_model: Any, texts: Sequence[str]) -> list[float | None]:
+    """Each text's reference runtime: the reference model's p50 for a text without a
+    history block, None for one with it (or without a reference model)."""
+    refs: list[float | None] = [None] * len(texts)
+    if reference_model is not None:
+        from laser_ci.text.history import parse_history
+
+        cold = [i for i, t in enumerate(texts) if parse_history(t) is None]
+        for i, r in zip(cold, reference_model.predict([texts[i] for i in cold]), strict=True):
+            refs[i] = r.p50
+    return refs
 
 
 def _reference_files(model_dir: str | os.PathLike[str]) -> list[str]:

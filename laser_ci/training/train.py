@@ -897,7 +897,7 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
                  out_dir: str | os.PathLike[str], cfg: TrainConfig, *,
                  device: str = "auto") -> dict[str, Any]:
     """Adapt a shipped model to one repository's history (``laser-ci finetune``)."""
-    from laser_ci.predictors.lm import read_config
+    from laser_ci.predictors.lm import cold_references, load_reference, read_config
     from laser_ci.text.tokenize import load_tokenizer
     from laser_ci.training.examples import load_examples
 
@@ -920,13 +920,13 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
     # history blocks come from earlier runs of the same folder only; a cold text's
     # reference is the base's own reference model's p50 (it never saw these labels)
-    reference_model = _reference_model(base) if cfg.cold_reference else None
+    reference_model = load_reference(base) if cfg.cold_reference else None
     refs = None
     if reference_model is not None:
         from laser_ci.training.references import reference_key
 
-        refs = {reference_key(e): r.p50 for e, r in
-                zip(examples, reference_model.predict([e.text for e in examples]), strict=True)}
+        refs = {reference_key(e): r for e, r in zip(
+            examples, cold_references(reference_model, [e.text for e in examples]), strict=True)}
     train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg, refs)
     prompt = prompt_codec(tok, codec, cfg)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
@@ -958,13 +958,6 @@ def base_prompt(base_cfg: Mapping[str, Any]) -> dict[str, Any]:
             "outcome": bool(prompt.get("outcome", False)),
             "cold_reference": prompt.get("cold_reference"),
             "layout": str(prompt.get("layout", "serial"))}
-
-
-def _reference_model(base: Path) -> Any:
-    from laser_ci.predictors.baselines import TabularPredictor
-    from laser_ci.predictors.lm import REFERENCE_DIR
-
-    return TabularPredictor.load(base / REFERENCE_DIR)
 
 
 PRETRAIN_MARKER = "laser_pretrain.json"  # in OUT/pretrained of `laser-ci train --pretrain-only`
