@@ -105,7 +105,9 @@ def _folders(model_dir: str | os.PathLike[str] | None) -> list[Path]:
     if not d.is_dir():
         return []
     # a language-model folder's reference/ (its prompts' tabular model) is part of it
-    own = {"reference"} if _is_lm(d) else set()
+    from laser_ci.predictors.lm import REFERENCE_DIR
+
+    own = {REFERENCE_DIR} if _is_lm(d) else set()
     return [d] + sorted(p for p in d.iterdir()
                         if p.is_dir() and not p.name.startswith(".") and p.name not in own)
 
