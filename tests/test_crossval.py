@@ -147,7 +147,7 @@ def test_cv_trains_without_the_held_out_fold(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(recipe, "fit_baselines", spy)
     examples = load_examples(MINI, cache=False)
-    report, preds = cross_validate(examples, 5, ["tabular", "history-median"], history="prior",
+    report, preds, _ = cross_validate(examples, 5, ["tabular", "history-median"], history="prior",
                                    progress=False)
     repos = {e.repo for e in examples}
     assert len(seen) == 5
@@ -192,6 +192,42 @@ def test_eval_folds_json_and_table() -> None:
     assert job["paired"]["pairs"] == [] and "subsets" not in job
 
 
+def test_predictions_file_pairs_two_runs(tmp_path: Path) -> None:
+    """--predictions writes every scored example once per predictor; benchmarks/paired_runs.py
+    pairs two runs' files by example and gives the report's own paired differences."""
+    pytest.importorskip("lightgbm")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "paired_runs", Path(__file__).resolve().parent.parent / "benchmarks" / "paired_runs.py")
+    assert spec is not None and spec.loader is not None
+    paired_runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(paired_runs)
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    report = json.loads(run_eval("--folds", "5", "--history", "prior", "--predictor", "tabular",
+                                 "--predictor", "history-median", "--format", "json",
+                                 "--predictions", str(a)))
+    run_eval("--folds", "5", "--history", "prior", "--predictor", "tabular", "--format", "json",
+             "--predictions", str(b))
+    rows = [json.loads(line) for line in a.read_text().splitlines()]
+    assert len(rows) == 2 * 15 and len({r["key"] for r in rows}) == 15
+    assert {r["subset"] for r in rows} <= {"cold", "warm", "warm-changed"}
+    assert all(r["prior"][0] <= r["prior"][1] <= r["prior"][2] for r in rows)
+    same = paired_runs.compare(paired_runs.load(str(a), "tabular"), paired_runs.load(str(b), None))
+    assert same and all(r["diff"] == 0 and r["a"] == r["b"] for r in same)
+    cross = paired_runs.compare(paired_runs.load(str(b), None),
+                                paired_runs.load(str(a), "history-median"))
+    ours = {(r["regime"], r["subset"], r["runs"]): r for r in cross}
+    for p in report["paired"]["pairs"]:
+        sign = 1 if (p["a"], p["b"]) == ("tabular", "history-median") else -1
+        mine = ours[(p["regime"], p["subset"], p["runs"])]
+        assert mine["n"] == p["n"]
+        assert mine["diff"] == pytest.approx(sign * p["diff"])
+    with pytest.raises(SystemExit, match="pick one"):
+        paired_runs.load(str(a), None)
+
+
 def test_eval_folds_errors(tmp_path: Path) -> None:
     from laser_ci.cli import main
 
@@ -203,6 +239,7 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert "at least 3" in fails("--folds", "2")
     assert "no --split" in fails("--folds", "--split", "val")
     assert "only go with --folds" in fails("--write-cards")
+    assert "only go with --folds" in fails("--predictions", str(tmp_path / "p.jsonl"))
     assert "needs --lm-base" in fails("--folds", "--predictor", "laser-lm")
     assert "unknown predictor" in fails("--folds", "--predictor", "nope")
     assert "pretrained on the unlabeled corpus only" in fails(
@@ -389,6 +426,15 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--format", "json"))
     assert len(seen) == 3  # nothing fine-tuned again
     assert again["predictors"]["laser-lm"]["all"] == res["predictors"]["laser-lm"]["all"]
+    exact = json.loads(run_eval(
+        "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
+        "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
+        "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--lm-exact-last",
+        "--format", "json"))
+    assert len(seen) == 3  # a decoding option: the same fold models, scored again
+    assert exact["lm"]["decoding"] == {"exact_last": True}
+    assert again["lm"]["decoding"] == {"exact_last": False}
+    assert exact["predictors"]["laser-lm"]["all"]["n"] == res["predictors"]["laser-lm"]["all"]["n"]
     # kept folds of another prompt layout are not reused as this recipe's
     r = CliRunner().invoke(main, [
         "eval", str(MINI), "--folds", "3", "--predictor", "laser-lm", "--lm-base",
@@ -442,8 +488,8 @@ def test_folds_in_parallel_give_the_same_report() -> None:
     from laser_ci.training.examples import load_examples
 
     examples = load_examples(MINI, cache=False)
-    one, p1 = cross_validate(examples, 4, ["text-linear", "median"], progress=False, jobs=1)
-    two, p2 = cross_validate(examples, 4, ["text-linear", "median"], progress=False, jobs=2)
+    one, p1, _ = cross_validate(examples, 4, ["text-linear", "median"], progress=False, jobs=1)
+    two, p2, _ = cross_validate(examples, 4, ["text-linear", "median"], progress=False, jobs=2)
     assert p1 == p2 and one["cv"]["jobs"] == 1 and two["cv"]["jobs"] == 2
     for name in p1:
         a, b = one["predictors"][name], two["predictors"][name]

@@ -19,6 +19,7 @@ from laser_ci.predictors.decode import (
     Skeleton,
     buckets,
     left_pad,
+    mixture_quantiles,
     sample_naive,
     sample_numbers,
     summarize_samples,
@@ -224,6 +225,74 @@ def test_seeded_and_independent_of_the_batch(stratified: bool):
     for x, y, z in zip(a, b, c[::-1], strict=True):
         assert np.array_equal(x, y) and np.array_equal(x, z)
     assert any(not np.array_equal(x, y) for x, y in zip(a, d, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("weighted", "n", "expected"),
+    [
+        ([(5.0, 1.0)], 4, [5, 5, 5, 5]),
+        ([(1.0, 1.0), (2.0, 1.0)], 4, [1, 1, 2, 2]),
+        ([(1.0, 1.0), (2.0, 1.0)], 2, [1, 2]),  # a midpoint on neither side of a step
+        ([(2.0, 3.0), (1.0, 1.0)], 4, [1, 2, 2, 2]),  # any order, any total weight
+        ([(1.0, 0.2), (3.0, 0.2), (2.0, 0.6)], 5, [1, 2, 2, 2, 3]),
+        ([(1.0, 0.5), (1.0, 0.5), (7.0, 1e-12)], 3, [1, 1, 1]),  # repeated values add up
+        ([(3.0, 1.0), (1.0, 0.0)], 2, [3, 3]),  # a zero weight is never drawn
+    ],
+)
+def test_mixture_quantiles(weighted, n, expected):
+    assert mixture_quantiles(weighted, n).tolist() == expected
+
+
+LAST_DIGIT = np.array([0.1, 0.2, 0.4, 0.2, 0.05, 0.05])  # exponent +00 .. +05
+
+
+def _sure_mantissa(history, columns):
+    """Mantissa digits almost surely 4; after ``e+0``, the exponent's last digit by
+    LAST_DIGIT."""
+    if history[-2:] == (ID["+"], ID["0"]):
+        x = np.full(columns, -30.0)
+        x[2:8] = np.log(LAST_DIGIT)
+        return x
+    x = np.full(columns, -30.0)
+    x[2 + 4] = 30.0
+    return x
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_exact_last_keeps_the_last_digit_distribution_whole(stratified: bool):
+    """exact_last: every sampled prefix takes every last token at its probability; the
+    values are that mixture's quantiles, whatever the seed, for the same passes."""
+    sk = make_skeleton()
+    expected = mixture_quantiles([(4.44 * 10.0 ** k, p) for k, p in enumerate(LAST_DIGIT)], 16)
+    drawn: list[np.ndarray] = []
+    for seed in (0, 1):
+        st_exact, st_sampled = DecodeStats(), DecodeStats()
+        exact = sample_numbers(FakeDecoder(12, _sure_mantissa), prompts(3), sk, num_samples=16,
+                               seed=seed, stratified=stratified, exact_last=True, stats=st_exact)
+        sampled = sample_numbers(FakeDecoder(12, _sure_mantissa), prompts(3), sk,
+                                 num_samples=16, seed=seed, stratified=stratified,
+                                 stats=st_sampled)
+        for x in exact:
+            np.testing.assert_allclose(x, expected)
+        assert st_exact.forward_passes == st_sampled.forward_passes
+        assert st_exact.step_tokens == st_sampled.step_tokens
+        drawn += sampled
+    support = {round(4.44 * 10.0 ** k, 2) for k in range(6)}
+    assert all(set(np.round(x, 2).tolist()) <= support for x in drawn)
+    assert any(not np.allclose(x, expected) for x in drawn)  # sampled: draws, not quantiles
+
+
+def test_exact_last_is_seeded_and_independent_of_the_batch():
+    sk = make_skeleton()
+    ps = prompts(9, seed=4)
+    kw = dict(num_samples=16, stratified=True, exact_last=True)
+    a = sample_numbers(FakeDecoder(12), ps, sk, seed=7, **kw)
+    c = sample_numbers(FakeDecoder(12), ps[::-1], sk, seed=7, max_batch_jobs=2, **kw)
+    for x, z in zip(a, c[::-1], strict=True):
+        assert np.array_equal(x, z)
+        assert len(x) == 16 and np.all(np.diff(x) >= 0)
+        for v in x:
+            assert DEFAULT_CODEC.from_string(DEFAULT_CODEC.to_string(v)) == v
 
 
 RATIO_CODEC = NumberCodec(min_exponent=-2)

@@ -461,6 +461,7 @@ def sample_numbers(
     stratified: bool = False,
     shared: Sequence[Sequence[int]] | None = None,
     prefix_store: PrefixStore | None = None,
+    exact_last: bool = False,
 ) -> list[np.ndarray]:
     """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
 
@@ -468,12 +469,13 @@ def sample_numbers(
     ``shared``, each prompt is ``shared[i] + prompts[i]`` and the distinct ``shared``
     prefixes are computed once (see the module doc; the samples are those of the whole
     prompt's ids, however it is split); ``prefix_store`` keeps their caches for later
-    calls. ``stratified``: see the module doc.
+    calls. ``stratified`` and ``exact_last``: see the module doc.
     """
     codec = skeleton.codec
     prefix = skeleton.prefix()
     first_slot = next(i for i, p in enumerate(skeleton.pieces) if isinstance(p, int))
     rest = skeleton.pieces[first_slot:]
+    last_slot = max(i for i, p in enumerate(rest) if isinstance(p, int))
     results: list[np.ndarray] = [np.empty(0)] * len(prompts)
     heads = [tuple(int(t) for t in s) for s in shared] if shared is not None else None
     if heads is not None and len(heads) != len(prompts):
@@ -496,7 +498,8 @@ def sample_numbers(
             _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
             for j in range(len(bucket))
         ]
-        for piece in rest:
+        leaves: list[tuple[int, list[str], float]] = []  # exact_last: (job, tokens, weight)
+        for at, piece in enumerate(rest):
             if not isinstance(piece, int):
                 for b in branches:
                     b.pending.extend(piece)
@@ -515,6 +518,10 @@ def sample_numbers(
                 if stratified:
                     options = value_order(codec, b.tokens, options)
                 p = _masked_probs(b.logits, [skeleton.columns[t] for t in options], temperature)
+                if exact_last and at == last_slot:  # every last token, at its probability
+                    leaves += [(b.job, [*b.tokens, tok], b.count * float(q))
+                               for tok, q in zip(options, p, strict=True) if q > 0]
+                    continue
                 rng = branch_rng(keys[b.job], b.tokens)
                 if stratified:
                     counts = stratified_counts(rng, b.count, p)
@@ -525,17 +532,33 @@ def sample_numbers(
                         children.append(_Branch(b.job, int(c), [*b.tokens, tok], b.cache, b.seen,
                                                 [skeleton.token_ids[tok]]))
             branches = children
-        values: list[list[float]] = [[] for _ in bucket]
-        for b in branches:
-            values[b.job].extend([codec.from_tokens(b.tokens)] * b.count)
-        for k, i in enumerate(bucket):
-            results[i] = np.sort(np.asarray(values[k], dtype=np.float64))
+        if exact_last:
+            for k, i in enumerate(bucket):
+                results[i] = mixture_quantiles(
+                    [(codec.from_tokens(t), w) for j, t, w in leaves if j == k], num_samples)
+        else:
+            values: list[list[float]] = [[] for _ in bucket]
+            for b in branches:
+                values[b.job].extend([codec.from_tokens(b.tokens)] * b.count)
+            for k, i in enumerate(bucket):
+                results[i] = np.sort(np.asarray(values[k], dtype=np.float64))
         tree.stats.passes_per_batch.append(tree.stats.forward_passes)
         if stats is not None:
             stats.add(tree.stats)
     if stats is not None and cache is not None:
         stats.add(cache.stats)
     return results
+
+
+def mixture_quantiles(weighted: Sequence[tuple[float, float]], n: int) -> np.ndarray:
+    """``n`` values standing for a discrete distribution (``(value, weight)`` pairs): its
+    quantiles at the midpoints ``(k + 1/2) / n`` of ``n`` equal strata, sorted."""
+    values = np.asarray([v for v, _ in weighted], dtype=np.float64)
+    weights = np.asarray([w for _, w in weighted], dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    values, cum = values[order], np.cumsum(weights[order])
+    at = (np.arange(n) + 0.5) / n * cum[-1]
+    return values[np.minimum(np.searchsorted(cum, at, side="left"), len(values) - 1)]
 
 
 # ---- naive decoding (benchmark baseline) -------------------------------------------------------

@@ -124,6 +124,7 @@ class LaserModel:
         temperature: float | None = None,
         seed: int | None = None,
         sampling: str | None = None,
+        exact_last: bool | None = None,
         batch_jobs: int | None = None,
         threads: int = DEFAULT_THREADS,
         model_file: str = MODEL_FILE,
@@ -146,6 +147,7 @@ class LaserModel:
         self.temperature = float(temperature if temperature is not None else dec.get("temperature", 1.0))
         self.seed = int(seed if seed is not None else dec.get("seed", 0))
         self.sampling = str(sampling or dec.get("sampling", "independent"))
+        self.exact_last = bool(exact_last if exact_last is not None else dec.get("exact_last", False))
         # A dynamic int8 graph quantizes activations with one scale per call, so a job
         # decoded beside others could get other samples than alone: one job per batch keeps
         # every prediction a function of its own text. A static int8 graph (fixed scales,
@@ -215,6 +217,7 @@ class LaserModel:
             pad_id=self.prompt.pad_id,
             stats=stats,
             stratified=self.sampling == "stratified",
+            exact_last=self.exact_last,
             max_batch_jobs=self.batch_jobs,
         )
         self.last_stats = stats

@@ -73,7 +73,7 @@ from laser_ci.training.evaluate import (
 )
 from laser_ci.training.example import Example
 from laser_ci.training.folds import DEFAULT_FOLDS, fold_of, inner_fold
-from laser_ci.training.history import SUBSETS, example_text, in_subset
+from laser_ci.training.history import SUBSETS, example_text, in_subset, subset_of
 from laser_ci.training.train import PRETRAIN_MARKER, TrainConfig
 
 LM_NAME = "laser-lm"
@@ -128,6 +128,8 @@ class LMRecipe:
     layout: str = "serial"  # the prompt layout (laser_ci.text.tokenize)
     quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
     reuse: bool = False  # score the fold folders an earlier run kept in ``keep`` (train the rest)
+    # decoding (not training): the last digit's distribution kept whole (decode.sample_numbers)
+    exact_last: bool = False
     cfg: Any = None
     pretrained: dict[str, Any] = field(default_factory=dict)
 
@@ -174,9 +176,9 @@ class LMRecipe:
             out = Path(tempfile.mkdtemp(prefix=f"laser-ci-cv-fold{fold}-"))
         if self.reuse and (out / CONFIG_NAME).is_file():
             self._check_kept(out)
-            return LaserModel(out, threads=max(1, self.cfg.threads))
-        self._finetune(train, val, out, k=k, tabular=tabular, feats=feats)
-        return LaserModel(out, threads=max(1, self.cfg.threads))
+        else:
+            self._finetune(train, val, out, k=k, tabular=tabular, feats=feats)
+        return LaserModel(out, threads=max(1, self.cfg.threads), exact_last=self.exact_last)
 
     def _check_kept(self, folder: Path) -> None:
         """A kept fold model is reused only if it was trained with this recipe's prompt,
@@ -243,7 +245,7 @@ class LMRecipe:
 
     def describe(self) -> dict[str, Any]:
         return {"base": str(self.base), "pretrained": self.pretrained,
-                "config": asdict(self.cfg),
+                "config": asdict(self.cfg), "decoding": {"exact_last": self.exact_last},
                 "note": "fine-tuned per fold from a base pretrained on the unlabeled workflow "
                         "corpus (no labels; the corpus includes the held-out folds' "
                         "repositories' workflow files)"}
@@ -541,9 +543,10 @@ def cross_validate(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     jobs: int = 1,
-) -> tuple[dict[str, Any], dict[str, list[Runtime]]]:
+) -> tuple[dict[str, Any], dict[str, list[Runtime]], dict[str, list[Runtime]]]:
     """The cross-validated report (module doc) and each predictor's pooled predictions in
-    the requested regime. ``examples``: every example of the folder, both kinds, with
+    the requested regime, and in the ``none`` regime (the same as the first with
+    ``history="none"``). ``examples``: every example of the folder, both kinds, with
     history; training uses them all, scoring those of ``kinds``."""
     t0 = time.perf_counter()
     scored = [i for i, e in enumerate(examples) if e.kind in kinds]
@@ -585,7 +588,27 @@ def cross_validate(
     }
     if lm is not None and LM_NAME in names:
         report["lm"] = lm.describe()
-    return report, preds
+    return report, preds, cold
+
+
+def write_predictions(path: str | Path, examples: Sequence[Example],
+                      preds: Mapping[str, Sequence[Runtime]],
+                      cold: Mapping[str, Sequence[Runtime]]) -> int:
+    """One JSON line per scored example and predictor (``--predictions``): the example's
+    identity, subset and truth, and the ``prior`` and ``none`` regimes' (p10, p50, p90).
+    Two runs on the same folder pair up by ``key`` (``benchmarks/paired_runs.py``)."""
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for name in preds:
+            for i, e in enumerate(examples):
+                row = {"key": f"{e.repo}|{e.workflow_path}|{e.kind}|{e.job_name or ''}|{e.run_id}",
+                       "repo": e.repo, "subset": subset_of(e), "conclusion": e.conclusion,
+                       "runtime_s": e.runtime_s, "predictor": name,
+                       "prior": [preds[name][i].p10, preds[name][i].p50, preds[name][i].p90],
+                       "none": [cold[name][i].p10, cold[name][i].p50, cold[name][i].p90]}
+                fh.write(json.dumps(json_safe(row)) + "\n")
+                n += 1
+    return n
 
 
 def recipe_name(name: str) -> str:
@@ -841,7 +864,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_device: str, lm_threads: int | None, lm_minutes: float | None,
             lm_keep: str | None, lm_prompt_lines: bool = False,
             lm_reuse: bool = False, lm_layout: str = "serial",
-            lm_quantization: str = "dynamic", lm_ship: str | None = None) -> None:
+            lm_quantization: str = "dynamic", lm_ship: str | None = None,
+            lm_exact_last: bool = False, predictions_path: str | None = None) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -865,7 +889,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm = LMRecipe(Path(lm_base), epochs=lm_epochs, device=lm_device,
                           keep=Path(lm_keep) if lm_keep else None, threads=lm_threads,
                           minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse,
-                          layout=lm_layout, quantization=lm_quantization)
+                          layout=lm_layout, quantization=lm_quantization,
+                          exact_last=lm_exact_last)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -886,7 +911,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
     if not any(e.kind in kinds for e in examples):
         raise click.ClickException(f"no examples in {data_dir} for kind={kind}")
     try:
-        report, preds = cross_validate(
+        report, preds, cold = cross_validate(
             examples, k, names, kinds=kinds, history=history, lm=lm, reference=reference,
             jobs=jobs if jobs is not None else default_jobs(k))
     except CVError as exc:
@@ -898,6 +923,10 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
         markdown = fmt == "markdown"
         click.echo(describe_cv(report) if not markdown else f"_{describe_cv(report)}_\n")
         click.echo(render_cv_table(report, markdown=markdown), nl=False)
+    if predictions_path:
+        n = write_predictions(predictions_path, [e for e in examples if e.kind in kinds],
+                              preds, cold)
+        click.echo(f"wrote {n} predictions to {predictions_path}", err=True)
     if plot_path:
         scored = [e for e in examples if e.kind in kinds]
         plot(plot_path, scored, preds,
@@ -939,6 +968,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts += ["--lm-layout", lm.layout]
         if lm.quantization != "dynamic":
             parts += ["--lm-quantization", lm.quantization]
+        if lm.exact_last:
+            parts.append("--lm-exact-last")
     return " ".join(parts + ["--write-cards"])
 
 

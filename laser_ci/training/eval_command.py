@@ -88,6 +88,13 @@ from laser_ci.training.history import REGIMES
               help="--folds: then run laser-lm's recipe on every repository (fold 0 picks "
                    "the epoch) and write that model, with weights, to DIR (e.g. model/lm, "
                    "before --write-cards).")
+@click.option("--lm-exact-last", is_flag=True,
+              help="--folds: decode laser-lm with the last digit's distribution kept whole "
+                   "instead of sampled (laser_ci.predictors.decode: exact_last).")
+@click.option("--predictions", "predictions_path", type=click.Path(dir_okay=False),
+              default=None,
+              help="--folds: also write every scored example's predictions, one JSON line "
+                   "per example and predictor (benchmarks/paired_runs.py pairs two runs).")
 @click.option("--lm-reuse", is_flag=True,
               help="--folds: score the fold models an earlier run kept in --lm-keep instead "
                    "of fine-tuning again (e.g. for another --kind); fine-tune the missing.")
@@ -118,6 +125,8 @@ def eval_command(
     lm_layout: str | None,
     lm_quantization: str | None,
     lm_ship: str | None,
+    lm_exact_last: bool,
+    predictions_path: str | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -127,7 +136,8 @@ def eval_command(
                "--lm-epochs": lm_epochs, "--lm-threads": lm_threads, "--lm-minutes": lm_minutes,
                "--lm-keep": lm_keep, "--lm-prompt-lines": lm_prompt_lines,
                "--lm-reuse": lm_reuse, "--lm-layout": lm_layout,
-               "--lm-quantization": lm_quantization, "--lm-ship": lm_ship}
+               "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
+               "--lm-exact-last": lm_exact_last, "--predictions": predictions_path}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -143,7 +153,8 @@ def eval_command(
                 lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
                 lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
                 lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
-                lm_ship=lm_ship)
+                lm_ship=lm_ship, lm_exact_last=lm_exact_last,
+                predictions_path=predictions_path)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

@@ -1,0 +1,116 @@
+"""Two cross-validation runs on the same folder, compared example by example.
+
+``laser-ci eval DATA --folds 5 ... --predictions A.jsonl`` writes every scored example's
+predictions; this script pairs two such files (the same examples, by ``key``) and prints
+the log-MAE of each and their difference with a 95% interval from resampling repositories
+(:func:`laser_ci.training.metrics.paired_log_mae_diff`), for every regime, subset and
+conclusion set, as the CV report's ``paired`` block does for predictors of one run. Use it
+to compare two recipes of one predictor (another decoding, prompt or training set).
+
+    python benchmarks/paired_runs.py A.jsonl B.jsonl [--a laser-lm] [--b laser-lm]
+        [--markdown]
+
+Negative differences: ``A`` is better. A difference whose interval spans zero is a tie.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.training import metrics  # noqa: E402
+
+REGIMES = ("prior", "none")
+SUBSETS = ("all", "warm", "warm-changed", "cold")  # warm includes warm-changed
+
+
+def load(path: str, predictor: str | None) -> dict[str, dict]:
+    rows: dict[str, dict] = {}
+    names: set[str] = set()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            names.add(row["predictor"])
+            if predictor is None or row["predictor"] == predictor:
+                rows[row["key"]] = row
+    if predictor is None and len(names) > 1:
+        raise SystemExit(f"{path} holds {', '.join(sorted(names))}: pick one with --a/--b")
+    if not rows:
+        raise SystemExit(f"{path}: no predictions of {predictor}")
+    return rows
+
+
+def in_subset(row: dict, subset: str) -> bool:
+    if subset == "all":
+        return True
+    if subset == "warm":
+        return row["subset"] in ("warm", "warm-changed")
+    return row["subset"] == subset
+
+
+def compare(a: dict[str, dict], b: dict[str, dict]) -> list[dict]:
+    keys = sorted(set(a) & set(b))
+    if len(keys) != len(a) or len(keys) != len(b):
+        raise SystemExit(f"the runs scored other examples ({len(a)} and {len(b)}, "
+                         f"{len(keys)} in common)")
+    out = []
+    for regime in REGIMES:
+        for subset in SUBSETS:
+            if regime == "none" and subset == "cold":
+                continue  # the same texts as the prior regime's cold
+            for runs in ("success", "all"):
+                idx = [k for k in keys if in_subset(a[k], subset)
+                       and (runs == "all" or a[k]["conclusion"] == "success")]
+                if not idx:
+                    continue
+                true = [a[k]["runtime_s"] for k in idx]
+                pa = [a[k][regime][1] for k in idx]
+                pb = [b[k][regime][1] for k in idx]
+                res = metrics.paired_log_mae_diff(pa, pb, true, [a[k]["repo"] for k in idx])
+                out.append({"regime": regime, "subset": subset, "runs": runs, "n": len(idx),
+                            "a": metrics.log_mae(pa, true), "b": metrics.log_mae(pb, true),
+                            "cov_a": _coverage(a, idx, regime), "cov_b": _coverage(b, idx, regime),
+                            **res})
+    return out
+
+
+def _coverage(rows: dict[str, dict], idx: list[str], regime: str) -> float:
+    return metrics.coverage([rows[k][regime][0] for k in idx], [rows[k][regime][2] for k in idx],
+                            [rows[k]["runtime_s"] for k in idx])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--a", dest="pa", default=None, help="predictor of A [its only one]")
+    ap.add_argument("--b", dest="pb", default=None, help="predictor of B [its only one]")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    rows = compare(load(args.a, args.pa), load(args.b, args.pb))
+    head = ["regime", "subset", "runs", "n", "A", "B", "A - B [95%]", "p10-p90 cover A / B"]
+    lines = [head]
+    for r in rows:
+        lines.append([r["regime"], r["subset"], r["runs"], str(r["n"]), f"{r['a']:.3f}",
+                      f"{r['b']:.3f}", f"{r['diff']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]",
+                      f"{r['cov_a']:.1%} / {r['cov_b']:.1%}"])
+    print(f"A: {args.a}" + (f" ({args.pa})" if args.pa else ""))
+    print(f"B: {args.b}" + (f" ({args.pb})" if args.pb else ""))
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for row in lines[1:]:
+            print("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
+        for row in lines:
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
