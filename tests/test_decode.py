@@ -363,9 +363,10 @@ def test_stratified_samples_follow_the_distribution():
     out = sample_numbers(FakeDecoder(12, _fixed), prompts(500, seed=3), sk, num_samples=8,
                          stratified=True)
     pooled = np.concatenate(out)
+    cdf = np.cumsum(probs) / probs.sum()
     for q in (0.1, 0.25, 0.5, 0.75, 0.9):
-        exact = values[np.searchsorted(np.cumsum(probs) / probs.sum(), q)]
-        assert abs(np.mean(pooled <= exact) - q) < 0.03
+        at = np.searchsorted(cdf, q)  # the q-quantile's value, and the exact CDF there
+        assert abs(np.mean(pooled <= values[at]) - cdf[at]) < 0.015
 
 
 @pytest.mark.parametrize(

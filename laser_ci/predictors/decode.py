@@ -151,10 +151,17 @@ def job_rng(seed: int, prompt: Sequence[int]) -> np.random.Generator:
     return np.random.default_rng(job_key(seed, prompt))
 
 
-def branch_rng(key: list[int], tokens: Sequence[str]) -> np.random.Generator:
-    """The generator for the choice after ``tokens`` in a job (``key``: :func:`job_key`):
-    its own stream, so a branch whose counts change does not shift the draws of others."""
-    return np.random.default_rng([*key, len(tokens), *(ord(t) for t in tokens)])
+def branch_uniforms(key: list[int], tokens: Sequence[str], n: int) -> np.ndarray:
+    """``n`` uniforms in [0, 1) for the choice after ``tokens`` in a job (``key``:
+    :func:`job_key`): a stream of the branch's own (BLAKE2b of the key, the tokens and a
+    block counter; 53 bits each), so a branch whose counts change does not shift the draws
+    of others, and a draw costs a hash, not a generator."""
+    head = b"".join(int(k).to_bytes(8, "little") for k in key) + "".join(tokens).encode() + \
+        bytes([len(tokens)])
+    blocks = [hashlib.blake2b(head + i.to_bytes(4, "little"), digest_size=64).digest()
+              for i in range((n + 7) // 8)]
+    words = np.frombuffer(b"".join(blocks), dtype="<u8")[:n]
+    return (words >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
 def buckets(
@@ -201,21 +208,19 @@ def causal_bias(mask: np.ndarray) -> np.ndarray:
     return np.where(allowed, np.float32(0), NEG)[:, None].astype(np.float32)
 
 
+_CAUSAL: dict[int, np.ndarray] = {}
+
+
+def _causal(k: int) -> np.ndarray:
+    """``[k, k]`` bias of k new tokens among themselves: each sees itself and the earlier."""
+    if k not in _CAUSAL:
+        _CAUSAL[k] = np.where(np.tril(np.ones((k, k), dtype=bool)), np.float32(0), NEG)
+    return _CAUSAL[k]
+
+
 def padding_bias(mask: np.ndarray) -> np.ndarray:
     """``[rows, 1, 1, T]`` bias for one new token per row that sees every unmasked key."""
     return np.where(mask.astype(bool), np.float32(0), NEG)[:, None, None, :].astype(np.float32)
-
-
-def _masked_probs(logits: np.ndarray, columns: Sequence[int], temperature: float) -> np.ndarray:
-    x = logits[list(columns)].astype(np.float64)
-    if temperature <= 0:
-        p = np.zeros_like(x)
-        p[int(np.argmax(x))] = 1.0
-        return p
-    x = x / temperature
-    x -= x.max()
-    p = np.exp(x)
-    return p / p.sum()
 
 
 # ---- the constrained, prefix-filled loop with tree attention -----------------------------------
@@ -267,14 +272,37 @@ def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str])
     return sorted(options, reverse=negative)
 
 
-def stratified_counts(rng: np.random.Generator, count: int, p: np.ndarray) -> np.ndarray:
-    """How many of ``count`` samples take each token: one sample in each of ``count`` equal
-    strata of [0, 1), which the tokens' probabilities ``p`` (laid end to end) share out."""
-    upper = np.cumsum(p)
-    upper[-1] = 1.0
-    u = (np.arange(count) + rng.random(count)) / count
-    k = np.minimum(np.searchsorted(upper, u, side="right"), len(p) - 1)
-    return np.bincount(k, minlength=len(p))
+def masked_probs(logits: np.ndarray, columns: Sequence[int], temperature: float) -> np.ndarray:
+    """Row-wise softmax of ``logits[:, columns]`` at ``temperature`` (0: all mass on the
+    first largest)."""
+    x = logits[:, list(columns)].astype(np.float64)
+    if temperature <= 0:
+        p = np.zeros_like(x)
+        p[np.arange(len(x)), np.argmax(x, axis=1)] = 1.0
+        return p
+    x = x / temperature
+    x -= x.max(axis=1, keepdims=True)
+    p = np.exp(x)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def draw_counts(p: np.ndarray, counts: Sequence[int], uniforms: np.ndarray,
+                stratified: bool) -> np.ndarray:
+    """``[branches, tokens]``: how many of each branch's ``counts[b]`` samples take each
+    token, the tokens' probabilities ``p[b]`` laid end to end on [0, 1) and read at the
+    branch's uniforms (``uniforms``: ``counts[b]`` of them per branch, concatenated). Plain:
+    each uniform is a sample (multinomial counts); ``stratified``: sample ``k`` of ``c`` sits
+    at ``(k + u_k) / c``, one in each of ``c`` equal strata."""
+    c = np.asarray(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(len(c)), c)
+    u = uniforms
+    if stratified:
+        within = np.arange(len(owner)) - np.repeat(np.cumsum(c) - c, c)
+        u = (within + uniforms) / c[owner]
+    upper = np.cumsum(p, axis=1)
+    upper[:, -1] = 1.0
+    k = np.minimum((upper[owner] <= u[:, None]).sum(axis=1), p.shape[1] - 1)
+    return np.bincount(owner * p.shape[1] + k, minlength=p.size).reshape(p.shape)
 
 
 _PrefixBatch = tuple[Past, np.ndarray, np.ndarray]  # :meth:`_Prefixes.batch`
@@ -420,18 +448,18 @@ class _Tree:
         pos = np.zeros((jobs, width), dtype=np.int64)
         bias = np.full((jobs, 1, width, t + width), NEG, dtype=np.float32)
         spans: list[tuple[_Branch, int, int]] = []
+        pw = self.prompt_visible.shape[1]
         for j, bs in enumerate(per_job):
+            n = sum(len(b.pending) for b in bs)
+            bias[j, 0, :n, :pw] = self.prompt_visible[j]  # every real query sees the prompt
             o = 0
             for b in bs:
                 k = len(b.pending)
                 ids[j, o : o + k] = b.pending
                 pos[j, o : o + k] = b.seen + np.arange(k)
-                rows = bias[j, 0, o : o + k]
-                rows[:, : len(self.prompt_visible[j])] = self.prompt_visible[j]
                 if b.cache:
-                    rows[:, b.cache] = 0.0
-                own = np.tril(np.ones((k, k), dtype=bool))  # own new tokens, causally
-                rows[:, t + o : t + o + k][own] = 0.0
+                    bias[j, 0, o : o + k, b.cache] = 0.0
+                bias[j, 0, o : o + k, t + o : t + o + k] = _causal(k)  # own new tokens
                 spans.append((b, o, k))
                 o += k
         logits, self.past = self.decoder.forward(ids, pos, bias, self.past)
@@ -476,6 +504,20 @@ def sample_numbers(
     first_slot = next(i for i, p in enumerate(skeleton.pieces) if isinstance(p, int))
     rest = skeleton.pieces[first_slot:]
     last_slot = max(i for i, p in enumerate(rest) if isinstance(p, int))
+    options_of: dict[tuple[int, str], tuple[str, ...]] = {}
+
+    def legal_after(tokens: list[str]) -> tuple[str, ...]:
+        """The legal next tokens (in value order when stratified): they depend only on
+        the position and the exponent written so far."""
+        key = (len(tokens), "".join(tokens[codec.mantissa_digits:]))
+        if key not in options_of:
+            options = codec.possible_next_tokens(tokens)
+            options_of[key] = tuple(value_order(codec, tokens, options) if stratified
+                                    else options)
+        return options_of[key]
+
+    def value_of(tokens: list[str]) -> float:  # legal by construction
+        return float(codec.tokens_to_string(tokens))
     results: list[np.ndarray] = [np.empty(0)] * len(prompts)
     heads = [tuple(int(t) for t in s) for s in shared] if shared is not None else None
     if heads is not None and len(heads) != len(prompts):
@@ -498,13 +540,14 @@ def sample_numbers(
             _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
             for j in range(len(bucket))
         ]
-        leaves: list[tuple[int, list[str], float]] = []  # exact_last: (job, tokens, weight)
+        # exact_last: each job's (value, weight) pairs
+        leaves: list[list[tuple[float, float]]] = [[] for _ in bucket]
         for at, piece in enumerate(rest):
             if not isinstance(piece, int):
                 for b in branches:
                     b.pending.extend(piece)
                 continue
-            legal = [codec.possible_next_tokens(b.tokens) for b in branches]
+            legal = [legal_after(b.tokens) for b in branches]
             if all(len(options) == 1 for options in legal):  # known: no pass spent on it
                 for b, options in zip(branches, legal, strict=True):
                     b.tokens.append(options[0])
@@ -512,34 +555,36 @@ def sample_numbers(
                 continue
             if any(b.pending for b in branches):
                 tree.feed(branches)
-            children: list[_Branch] = []
+            # the branches that choose among the same tokens, as one array each
+            same: dict[tuple[str, ...], list[_Branch]] = {}
             for b, options in zip(branches, legal, strict=True):
-                assert b.logits is not None
-                if stratified:
-                    options = value_order(codec, b.tokens, options)
-                p = _masked_probs(b.logits, [skeleton.columns[t] for t in options], temperature)
+                same.setdefault(options, []).append(b)
+            children: list[_Branch] = []
+            for options, group in same.items():
+                p = masked_probs(np.stack([b.logits for b in group]),  # type: ignore[misc]
+                                 [skeleton.columns[t] for t in options], temperature)
                 if exact_last and at == last_slot:  # every last token, at its probability
-                    leaves += [(b.job, [*b.tokens, tok], b.count * float(q))
-                               for tok, q in zip(options, p, strict=True) if q > 0]
+                    for b, row in zip(group, p, strict=True):
+                        leaves[b.job] += [(value_of([*b.tokens, tok]), b.count * float(q))
+                                          for tok, q in zip(options, row, strict=True) if q > 0]
                     continue
-                rng = branch_rng(keys[b.job], b.tokens)
-                if stratified:
-                    counts = stratified_counts(rng, b.count, p)
-                else:
-                    counts = rng.multinomial(b.count, p)
-                for tok, c in zip(options, counts, strict=True):
-                    if c:
-                        children.append(_Branch(b.job, int(c), [*b.tokens, tok], b.cache, b.seen,
-                                                [skeleton.token_ids[tok]]))
+                counts = draw_counts(
+                    p, [b.count for b in group],
+                    np.concatenate([branch_uniforms(keys[b.job], b.tokens, b.count)
+                                    for b in group]), stratified)
+                for b, row in zip(group, counts, strict=True):
+                    for t in np.flatnonzero(row):
+                        tok = options[t]
+                        children.append(_Branch(b.job, int(row[t]), [*b.tokens, tok], b.cache,
+                                                b.seen, [skeleton.token_ids[tok]]))
             branches = children
         if exact_last:
             for k, i in enumerate(bucket):
-                results[i] = mixture_quantiles(
-                    [(codec.from_tokens(t), w) for j, t, w in leaves if j == k], num_samples)
+                results[i] = mixture_quantiles(leaves[k], num_samples)
         else:
             values: list[list[float]] = [[] for _ in bucket]
             for b in branches:
-                values[b.job].extend([codec.from_tokens(b.tokens)] * b.count)
+                values[b.job].extend([value_of(b.tokens)] * b.count)
             for k, i in enumerate(bucket):
                 results[i] = np.sort(np.asarray(values[k], dtype=np.float64))
         tree.stats.passes_per_batch.append(tree.stats.forward_passes)
