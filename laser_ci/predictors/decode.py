@@ -27,8 +27,10 @@
   longest prefix, padding hidden by the bias). A prompt's passes are then the same whether
   or not other prompts share its prefix, so sharing changes no sample; it only skips the
   recomputation (``DecodeStats.shared_tokens``: the prompt tokens not fed again).
-* Seeded per job and branch (the seed, the job's prompt ids and the branch's tokens): the
-  same input gives the same samples, whatever else is in the batch.
+* Seeded per job and branch (the seed, the job's prompt ids and the branch's tokens, hashed
+  into the branch's own uniforms: :func:`branch_uniforms`): the same input gives the same
+  samples, whatever else is in the batch. The branches of one step that choose among the
+  same tokens are drawn together, as arrays.
 * ``stratified=True`` splits a branch's c samples among the next tokens by stratified
   sampling instead of multinomial counts: the legal tokens, in the order of the values
   they lead to, cut [0, 1) by their probabilities, and the samples sit at
@@ -39,6 +41,13 @@
   a sample from hinging on the last bits of the logits. The order is exact within one
   exponent (the mantissa is written first), which is where a warm ``ratio`` model's
   outputs sit (:mod:`laser_ci.text.tokenize`).
+* ``exact_last=True`` samples every choice but the last one (the exponent's last digit of
+  ``d.dde+dd``): a branch of c samples that reaches it takes every legal last token, each
+  with weight c times its probability, and the job's values are the quantiles of that
+  mixture at the midpoints of N equal strata (:func:`mixture_quantiles`). The same passes
+  are spent (the last digit's logits are computed anyway); what changes is that the last
+  digit, the order of magnitude of a runtime written in seconds, is read off the model's
+  distribution instead of drawn once per branch.
 
 :func:`sample_naive` is the baseline for ``benchmarks/decoding.py``: every output token,
 structure included, is sampled from the full vocabulary one forward pass at a time until
