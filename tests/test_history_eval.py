@@ -25,6 +25,7 @@ from laser_ci.training.examples import Example, load_examples, load_runs, workfl
 from laser_ci.training.history import (
     attach_history,
     causal_histories,
+    changed_pairs,
     example_text,
     in_subset,
     parse_time,
@@ -178,6 +179,64 @@ def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
         assert math.exp(-1.0) <= ratio <= math.exp(1.0) and ratio != 1.0
         assert f"latest={DEFAULT_CODEC.to_string(e.history.latest * ratio)}" in t.text
         assert strip_history_block(t.text) == strip_history_block(e.text_warm)
+
+
+def _run(i: int, text: str, runtime: float, when: str, **kw) -> Example:
+    base = dict(text=f"task: workflow\n{text}\nhistory: none", runtime_s=runtime, repo="o/r",
+                workflow_path="ci.yml", conclusion="success", kind="workflow",
+                commit_date=when, run_id=f"r{i}", sha=f"s{i}")
+    return Example(**{**base, **kw})
+
+
+PAIR_RUNS = [  # configuration X twice, then Y three times (r4 and r5 at the same instant)
+    _run(1, "run: make", 100.0, "2024-01-01T00:00:00Z"),
+    _run(2, "run: make", 110.0, "2024-01-02T00:00:00Z"),
+    _run(3, "run: make -j4", 60.0, "2024-01-03T00:00:00Z"),
+    _run(4, "run: make -j4", 62.0, "2024-01-04T00:00:00Z"),
+    _run(5, "run: make -j4", 64.0, "2024-01-04T00:00:00Z"),
+    _run(6, "run: make", 500.0, "2024-01-02T00:00:00Z", workflow_path="other.yml"),
+]
+
+
+@pytest.mark.parametrize(
+    ("per_example", "expected"),
+    [  # (the example's run, its pair history's runtimes)
+        (0, []),
+        (1, None),  # one of the two below for r4 and r5 each, and r3's
+        (5, [("r3", (100.0,)), ("r4", (100.0,)), ("r4", (100.0, 110.0)),
+             ("r5", (100.0,)), ("r5", (100.0, 110.0))]),
+    ],
+)
+def test_changed_pairs(per_example: int, expected: list | None) -> None:
+    """Every earlier run with another configuration but the latest (that one is the
+    example's own history), strictly earlier, of the same workflow: its history as if it
+    had been the latest, and the diff from its text."""
+    pairs = changed_pairs(PAIR_RUNS, per_example, seed=3)
+    got = sorted((e.run_id, e.history.runtimes) for e in pairs)
+    if expected is None:
+        assert len(got) == 3 and ("r3", (100.0,)) in got
+        assert sorted(r for r, _ in got) == ["r3", "r4", "r5"]
+        assert pairs == changed_pairs(PAIR_RUNS, per_example, seed=3)  # seeded
+    else:
+        assert got == expected
+    for e in pairs:
+        assert e.changed is True and e.text == next(x.text for x in PAIR_RUNS
+                                                    if x.run_id == e.run_id)
+        assert e.history.diff == ("+ run: make -j4", "- run: make")
+        assert "history-config: changed +1 -1" in e.text_warm
+        assert e.text_warm == with_history_block(e.text, e.history)
+
+
+def test_train_texts_add_changed_pairs() -> None:
+    from laser_ci.training.train import TrainConfig, with_history_texts
+
+    examples = attach_history(PAIR_RUNS)
+    plain, _ = with_history_texts(examples, [], TrainConfig(scale_aug=0.0))
+    more, _ = with_history_texts(examples, [], TrainConfig(scale_aug=0.0, pairs=5))
+    assert more[: len(plain)] == plain
+    assert [t.text for t in more[len(plain):]] == [
+        e.text_warm for e in changed_pairs(examples, 5, seed=0)]
+    assert all(t.reference is None for t in more)
 
 
 # --- history median ----------------------------------------------------------------------------

@@ -109,7 +109,7 @@ LM_FOLD_CONFIG = TrainConfig(max_prompt_tokens=256, epochs=3, patience=3, batch_
 
 # what a kept fold model must share with the recipe to be reused (LMRecipe.reuse)
 RECIPE_KEYS = ("max_prompt_tokens", "warm_target", "outcome", "cold_reference", "layout",
-               "quantization", "success_only", "kinds", "history_mode", "p_cold")
+               "quantization", "success_only", "kinds", "history_mode", "p_cold", "pairs")
 
 
 @dataclass
@@ -127,6 +127,7 @@ class LMRecipe:
     prompt_lines: bool = False
     layout: str = "serial"  # the prompt layout (laser_ci.text.tokenize)
     quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
+    pairs: int = 0  # changed configurations from pairs of runs (TrainConfig.pairs)
     reuse: bool = False  # score the fold folders an earlier run kept in ``keep`` (train the rest)
     # decoding (not training): the last digit's distribution kept whole (decode.sample_numbers)
     exact_last: bool = False
@@ -158,6 +159,8 @@ class LMRecipe:
             upd["layout"] = self.layout
         if self.quantization != "dynamic":
             upd["quantization"] = self.quantization
+        if self.pairs:
+            upd["pairs"] = self.pairs
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")
         self.cfg = replace(cfg, **upd)
@@ -865,7 +868,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_keep: str | None, lm_prompt_lines: bool = False,
             lm_reuse: bool = False, lm_layout: str = "serial",
             lm_quantization: str = "dynamic", lm_ship: str | None = None,
-            lm_exact_last: bool = False, predictions_path: str | None = None) -> None:
+            lm_exact_last: bool = False, predictions_path: str | None = None,
+            lm_pairs: int = 0) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -890,7 +894,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           keep=Path(lm_keep) if lm_keep else None, threads=lm_threads,
                           minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse,
                           layout=lm_layout, quantization=lm_quantization,
-                          exact_last=lm_exact_last)
+                          exact_last=lm_exact_last, pairs=lm_pairs)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -970,6 +974,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts += ["--lm-quantization", lm.quantization]
         if lm.exact_last:
             parts.append("--lm-exact-last")
+        if lm.pairs:
+            parts += ["--lm-pairs", str(lm.pairs)]
     return " ".join(parts + ["--write-cards"])
 
 

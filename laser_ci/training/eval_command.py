@@ -88,6 +88,10 @@ from laser_ci.training.history import REGIMES
               help="--folds: then run laser-lm's recipe on every repository (fold 0 picks "
                    "the epoch) and write that model, with weights, to DIR (e.g. model/lm, "
                    "before --write-cards).")
+@click.option("--lm-pairs", type=int, default=None,
+              help="--folds: laser-lm also trains on up to N warm texts per run made from "
+                   "earlier runs with another configuration, each as if it had been the "
+                   "latest (changed configurations from pairs of runs) [0].")
 @click.option("--lm-exact-last", is_flag=True,
               help="--folds: decode laser-lm with the last digit's distribution kept whole "
                    "instead of sampled (laser_ci.predictors.decode: exact_last).")
@@ -127,6 +131,7 @@ def eval_command(
     lm_ship: str | None,
     lm_exact_last: bool,
     predictions_path: str | None,
+    lm_pairs: int | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -137,7 +142,8 @@ def eval_command(
                "--lm-keep": lm_keep, "--lm-prompt-lines": lm_prompt_lines,
                "--lm-reuse": lm_reuse, "--lm-layout": lm_layout,
                "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
-               "--lm-exact-last": lm_exact_last, "--predictions": predictions_path}
+               "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
+               "--lm-pairs": lm_pairs}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -154,7 +160,7 @@ def eval_command(
                 lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
                 lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
                 lm_ship=lm_ship, lm_exact_last=lm_exact_last,
-                predictions_path=predictions_path)
+                predictions_path=predictions_path, lm_pairs=lm_pairs or 0)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

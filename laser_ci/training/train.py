@@ -117,6 +117,10 @@ class TrainConfig:
     # factor exp(U(-scale_range, scale_range)): teaches reading the history, not the repo
     scale_aug: float = 1.0
     scale_range: float = 1.5
+    # changed configurations from pairs of runs (laser_ci.training.history.changed_pairs):
+    # up to this many extra warm texts per training example, each from an earlier run (not
+    # the latest) whose configuration differs, as if it had been the latest; 0: none
+    pairs: int = 0
     # what a warm prompt's output is (laser_ci.text.tokenize): "runtime" (seconds) or "ratio" (to
     # the history median; the codec then also allows exponents down to RATIO_MIN_EXPONENT)
     warm_target: str = "ratio"
@@ -197,13 +201,15 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any], cfg: TrainConfi
     never), as ``laser-ci eval --history prior`` feeds them. ``references``
     (:func:`laser_ci.training.references.out_of_fold_references`) gives each cold text its
     reference runtime."""
-    from laser_ci.training.history import rescaled, training_texts
+    from laser_ci.training.history import changed_pairs, rescaled, training_texts
     from laser_ci.training.references import reference_key
 
     def ref(text: str, e: Any) -> float | None:
         return references.get(reference_key(e)) if references and text is e.text else None
 
     pairs = training_texts(train, mode=cfg.history_mode, p_cold=cfg.p_cold, seed=cfg.seed)
+    if cfg.pairs:
+        pairs += [(e.text_warm, e) for e in changed_pairs(train, cfg.pairs, seed=cfg.seed)]
     rng = random.Random(cfg.seed + 1)
     tr = []
     for text, e in pairs:
@@ -1132,6 +1138,9 @@ def _common(f: Any) -> Any:
         click.option("--scale-aug", type=float, default=None,
                      help="Share of warm training texts whose runtime and history are "
                           "rescaled together by a random factor [1.0]; 0: none."),
+        click.option("--pairs", type=int, default=None,
+                     help="Extra warm texts per training run from earlier runs with another "
+                          "configuration, each as if it had been the latest [0]."),
         click.option("--max-val-decode", type=int, default=None,
                      help="Validation examples decoded with the exported graphs."),
         click.option("--finetune-minutes", type=float, default=None,
