@@ -233,8 +233,9 @@ def test_static_int8_decodes_jobs_side_by_side_and_shares_their_prefix(static_ar
     assert stats.shared_tokens > 0 and stats.batches == 1
     for i, text in enumerate(texts):
         np.testing.assert_array_equal(together[i], lm.sample([text])[0])
-    f32 = LaserModel(static_artifact, model_file="model.fp32.onnx").predict(texts)
-    for a, b in zip(lm.predict(texts), f32, strict=True):
+    # the toy model's distributions are broad: enough samples that the medians are steady
+    f32 = LaserModel(static_artifact, model_file="model.fp32.onnx", num_samples=256).predict(texts)
+    for a, b in zip(LaserModel(static_artifact, num_samples=256).predict(texts), f32, strict=True):
         assert abs(np.log(a.p50 / b.p50)) < 0.25
 
 
