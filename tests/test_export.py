@@ -97,7 +97,7 @@ def test_artifact_files_and_sha256(artifact: Path, tmp_path: Path):
                                      "hf_config.json", "model.fp32.onnx", "model.full.onnx"}
     assert config["head_tokens"] == DEFAULT_CODEC.all_tokens()
     assert config["decoding"] == {"num_samples": 16, "temperature": 1.0, "seed": 0,
-                                  "sampling": "stratified"}
+                                  "sampling": "stratified", "exact_last": True}
     bad = tmp_path / "bad"
     shutil.copytree(artifact, bad)
     data = bytearray((bad / "model.onnx").read_bytes())

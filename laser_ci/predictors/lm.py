@@ -15,8 +15,9 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
 (:func:`laser_ci.predictors.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
-``sampling`` independent or stratified), one job per batch for a dynamic int8 graph, and the
-result is their p10/median/p90. A ``shared-prefix`` model (``prompt.layout``) computes the
+``sampling`` independent or stratified, ``exact_last``: the last digit's distribution kept
+whole, absent: false), one job per batch for a dynamic int8 graph, and the result is their
+p10/median/p90. A ``shared-prefix`` model (``prompt.layout``) computes the
 KV cache of a body its texts share once (:mod:`laser_ci.text.tokenize`). A ``ratio``
 model's samples for a text with history are multiplied back to seconds
 (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`), and so are a ``cold_reference``

@@ -395,6 +395,7 @@ def export_model(
     layout: str = "serial",
     num_samples: int = 16,
     sampling: str = "stratified",
+    exact_last: bool = True,
     int8: bool = True,
     calibration: Sequence[Sequence[int]] | None = None,
     keep_fp32: bool = False,
@@ -491,7 +492,7 @@ def export_model(
         "head_tokens": head_tokens,
         "head_token_ids": head_ids,
         "decoding": {"num_samples": num_samples, "temperature": 1.0, "seed": 0,
-                     "sampling": sampling},
+                     "sampling": sampling, "exact_last": exact_last},
         **(extra or {}),
         "files": {name: sha256_file(out / name) for name in sorted(files)},
     }
