@@ -430,11 +430,15 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
         "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
         "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--lm-exact-last",
-        "--format", "json"))
-    assert len(seen) == 3  # a decoding option: the same fold models, scored again
-    assert exact["lm"]["decoding"] == {"exact_last": True}
-    assert again["lm"]["decoding"] == {"exact_last": False}
+        "--lm-calibrate-bands", "--format", "json"))
+    assert len(seen) == 3  # decoding options: the same fold models, scored again
+    assert exact["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True}
+    assert again["lm"]["decoding"] == {"exact_last": False, "calibrate_bands": False}
     assert exact["predictors"]["laser-lm"]["all"]["n"] == res["predictors"]["laser-lm"]["all"]["n"]
+    for f in range(3):  # each fold's scales, fit on its val part, are in its laser.json
+        decoding = json.loads((lines / f"fold{f}" / "laser.json").read_text())["decoding"]
+        assert set(decoding["band_scale"]) <= {"warm", "cold"} and decoding["band_scale"]
+        assert decoding["band_calibration"]["examples"] > 0
     # kept folds of another prompt layout are not reused as this recipe's
     r = CliRunner().invoke(main, [
         "eval", str(MINI), "--folds", "3", "--predictor", "laser-lm", "--lm-base",
@@ -451,6 +455,7 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "tabular", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
         "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(tmp_path / "sp"),
         "--lm-prompt-lines", "--lm-layout", "shared-prefix", "--lm-quantization", "static",
+        "--lm-exact-last", "--lm-calibrate-bands",
         "--lm-ship", str(ship), "--jobs", "1", "--format", "json"))
     assert res["lm"]["config"]["layout"] == "shared-prefix"
     assert len(seen) == 4  # three folds, then the shipped model
@@ -458,6 +463,11 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
     shipped = json.loads((ship / "laser.json").read_text())
     assert shipped["prompt"]["layout"] == "shared-prefix" and shipped["prompt"]["outcome"]
     assert shipped["model"]["quantization"] == "static"
+    from laser_ci.training.examples import load_examples
+
+    assert shipped["decoding"]["exact_last"] is True and shipped["decoding"]["band_scale"]
+    assert shipped["decoding"]["band_calibration"]["examples"] == len(
+        [e for e in load_examples(MINI, cache=False) if fold_of(e.repo, 3) == 0])
     assert shipped["training"]["recipe"]["config"]["layout"] == "shared-prefix"
     assert {"weights.safetensors", "hf_config.json", "reference/tabular.json"} <= set(
         shipped["files"])

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from laser_ci.predictors.base import Runtime
+from laser_ci.text.history import parse_history
 
 CONFIG_NAME = "laser.json"
 MODEL_FILE = "model.onnx"
@@ -50,6 +51,7 @@ REFERENCE_DIR = "reference"
 COLD_REFERENCES = ("tabular",)  # laser.json prompt.cold_reference
 DEFAULT_THREADS = 2
 SAMPLING = ("independent", "stratified")  # laser.json "decoding": see laser_ci.predictors.decode
+BAND_REGIMES = ("warm", "cold")  # laser.json "decoding.band_scale": see laser_ci.training.bands
 
 
 class ModelFileError(ValueError):
@@ -126,6 +128,7 @@ class LaserModel:
         seed: int | None = None,
         sampling: str | None = None,
         exact_last: bool | None = None,
+        band_scale: dict[str, float] | None = None,
         batch_jobs: int | None = None,
         threads: int = DEFAULT_THREADS,
         model_file: str = MODEL_FILE,
@@ -149,6 +152,9 @@ class LaserModel:
         self.seed = int(seed if seed is not None else dec.get("seed", 0))
         self.sampling = str(sampling or dec.get("sampling", "independent"))
         self.exact_last = bool(exact_last if exact_last is not None else dec.get("exact_last", False))
+        # p10-p90 band scales by regime (laser_ci.training.bands; absent: the samples' own)
+        scales = band_scale if band_scale is not None else dec.get("band_scale", {})
+        self.band_scale = {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
         # A dynamic int8 graph quantizes activations with one scale per call, so a job
         # decoded beside others could get other samples than alone: one job per batch keeps
         # every prediction a function of its own text. A static int8 graph (fixed scales,
@@ -240,7 +246,17 @@ class LaserModel:
         # identical texts (e.g. matrix instances that serialize alike) are decoded once
         unique = list(dict.fromkeys(texts))
         samples = dict(zip(unique, self.sample(unique), strict=True))
-        return [Runtime(*summarize_samples(samples[t])) for t in texts]
+        scale = {t: self.band_scale["cold" if parse_history(t) is None else "warm"]
+                 for t in unique}
+        return [scaled_band(Runtime(*summarize_samples(samples[t])), scale[t]) for t in texts]
+
+
+def scaled_band(r: Runtime, s: float) -> Runtime:
+    """``r`` with its band stretched (s > 1) or shrunk (s < 1) in log space around the
+    median (:mod:`laser_ci.training.bands`)."""
+    if s == 1.0 or not (r.p50 > 0 and r.p10 > 0 and r.p90 > 0):
+        return r
+    return Runtime(r.p50 * (r.p10 / r.p50) ** s, r.p50, r.p50 * (r.p90 / r.p50) ** s)
 
 
 def load_reference(model_dir: str | os.PathLike[str]) -> Any:

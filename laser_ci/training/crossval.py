@@ -131,6 +131,8 @@ class LMRecipe:
     reuse: bool = False  # score the fold folders an earlier run kept in ``keep`` (train the rest)
     # decoding (not training): the last digit's distribution kept whole (decode.sample_numbers)
     exact_last: bool = False
+    # p10-p90 band scales fit on the fold's val part (laser_ci.training.bands); else none
+    calibrate_bands: bool = False
     cfg: Any = None
     pretrained: dict[str, Any] = field(default_factory=dict)
 
@@ -171,7 +173,7 @@ class LMRecipe:
         """The fold's model; with ``prompt_lines``, ``tabular`` is the fold's tabular model
         (fit on ``train`` and ``val``; fit here when None) and the training texts'
         references come from tabular models fit without their own fold (of ``k``)."""
-        from laser_ci.predictors.lm import CONFIG_NAME, LaserModel
+        from laser_ci.predictors.lm import CONFIG_NAME
 
         if self.keep is not None:
             out = self.keep / f"fold{fold}"
@@ -181,7 +183,20 @@ class LMRecipe:
             self._check_kept(out)
         else:
             self._finetune(train, val, out, k=k, tabular=tabular, feats=feats)
-        return LaserModel(out, threads=max(1, self.cfg.threads), exact_last=self.exact_last)
+        return self._load(out, val)
+
+    def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
+        """The model in ``folder`` decoded as this recipe decodes; with ``calibrate_bands``,
+        its band scales fit on ``val`` first (and written to its ``laser.json``)."""
+        from laser_ci.predictors.lm import LaserModel
+        from laser_ci.training.bands import calibrate, write_band_scale
+
+        threads = max(1, self.cfg.threads)
+        raw = LaserModel(folder, threads=threads, exact_last=self.exact_last, band_scale={})
+        if not self.calibrate_bands:
+            return raw
+        write_band_scale(folder, calibrate(raw, val), examples=len(val))
+        return LaserModel(folder, threads=threads, exact_last=self.exact_last)
 
     def _check_kept(self, folder: Path) -> None:
         """A kept fold model is reused only if it was trained with this recipe's prompt,
@@ -233,7 +248,9 @@ class LMRecipe:
         val = [e for e, g in zip(examples, folds, strict=True) if g == 0]
         with tempfile.TemporaryDirectory(prefix="laser-ci-ship-") as tmp:
             self._finetune(train, val, Path(tmp), k=k, feats=feats, include_weights=True)
+            self._load(Path(tmp), val)  # the band scales, as a fold's
             config = json.loads((Path(tmp) / CONFIG_NAME).read_text(encoding="utf-8"))
+            config["decoding"]["exact_last"] = self.exact_last
             config["training"] = {**config.get("training", {}), "recipe": self.describe(),
                                   "train": len(train), "val": len(val), "folds": k}
             log = json.loads((Path(tmp) / "train_report.json").read_text(encoding="utf-8"))
@@ -248,7 +265,9 @@ class LMRecipe:
 
     def describe(self) -> dict[str, Any]:
         return {"base": str(self.base), "pretrained": self.pretrained,
-                "config": asdict(self.cfg), "decoding": {"exact_last": self.exact_last},
+                "config": asdict(self.cfg),
+                "decoding": {"exact_last": self.exact_last,
+                             "calibrate_bands": self.calibrate_bands},
                 "note": "fine-tuned per fold from a base pretrained on the unlabeled workflow "
                         "corpus (no labels; the corpus includes the held-out folds' "
                         "repositories' workflow files)"}
@@ -869,7 +888,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_reuse: bool = False, lm_layout: str = "serial",
             lm_quantization: str = "dynamic", lm_ship: str | None = None,
             lm_exact_last: bool = False, predictions_path: str | None = None,
-            lm_pairs: int = 0) -> None:
+            lm_pairs: int = 0, lm_calibrate_bands: bool = False) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -894,7 +913,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           keep=Path(lm_keep) if lm_keep else None, threads=lm_threads,
                           minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse,
                           layout=lm_layout, quantization=lm_quantization,
-                          exact_last=lm_exact_last, pairs=lm_pairs)
+                          exact_last=lm_exact_last, pairs=lm_pairs,
+                          calibrate_bands=lm_calibrate_bands)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -976,6 +996,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts.append("--lm-exact-last")
         if lm.pairs:
             parts += ["--lm-pairs", str(lm.pairs)]
+        if lm.calibrate_bands:
+            parts.append("--lm-calibrate-bands")
     return " ".join(parts + ["--write-cards"])
 
 

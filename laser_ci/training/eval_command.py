@@ -92,6 +92,9 @@ from laser_ci.training.history import REGIMES
               help="--folds: laser-lm also trains on up to N warm texts per run made from "
                    "earlier runs with another configuration, each as if it had been the "
                    "latest (changed configurations from pairs of runs) [0].")
+@click.option("--lm-calibrate-bands", is_flag=True,
+              help="--folds: scale laser-lm's p10-p90 bands, warm and cold apart, so they hold "
+                   "80% of the fold's val part (laser_ci.training.bands).")
 @click.option("--lm-exact-last", is_flag=True,
               help="--folds: decode laser-lm with the last digit's distribution kept whole "
                    "instead of sampled (laser_ci.predictors.decode: exact_last).")
@@ -132,6 +135,7 @@ def eval_command(
     lm_exact_last: bool,
     predictions_path: str | None,
     lm_pairs: int | None,
+    lm_calibrate_bands: bool,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -143,7 +147,7 @@ def eval_command(
                "--lm-reuse": lm_reuse, "--lm-layout": lm_layout,
                "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
                "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
-               "--lm-pairs": lm_pairs}
+               "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -160,7 +164,8 @@ def eval_command(
                 lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
                 lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
                 lm_ship=lm_ship, lm_exact_last=lm_exact_last,
-                predictions_path=predictions_path, lm_pairs=lm_pairs or 0)
+                predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
+                lm_calibrate_bands=lm_calibrate_bands)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
