@@ -303,7 +303,8 @@ def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, t
     got = lm.sample([warm, cold])
     raw = sample_numbers(lm.decoder, lm.prompt.encode_texts([warm, cold]), lm.skeleton,
                          num_samples=8, seed=lm.seed, pad_id=lm.prompt.pad_id,
-                         stratified=lm.sampling == "stratified", max_batch_jobs=lm.batch_jobs)
+                         stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
+                         max_batch_jobs=lm.batch_jobs)
     ref = 300.0 / 10**0.5
     np.testing.assert_allclose(got[0], raw[0] * ref)
     np.testing.assert_allclose(got[1], raw[1])
@@ -430,7 +431,8 @@ def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path,
     got = lm.sample([cold, warm])
     raw = sample_numbers(lm.decoder, lm.prompt.encode_texts(texts), lm.skeleton, num_samples=8,
                          seed=lm.seed, pad_id=lm.prompt.pad_id,
-                         stratified=lm.sampling == "stratified", max_batch_jobs=lm.batch_jobs)
+                         stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
+                         max_batch_jobs=lm.batch_jobs)
     ref = float(lm.codec.to_string(p50)) / 10**0.5  # the reference as the prompt writes it
     np.testing.assert_allclose(got[0], raw[0] * ref)
     np.testing.assert_allclose(got[1], raw[1] * 300.0 / 10**0.5)

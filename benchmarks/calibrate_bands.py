@@ -1,0 +1,78 @@
+"""Set a shipped language model's decoding: the last digit kept whole, and band scales.
+
+    python benchmarks/calibrate_bands.py --model model/lm [--data ../shared/data/gha-runs]
+        [--exact-last | --sampled-last]
+
+What ``laser-ci eval --folds 5 ... --lm-ship DIR --lm-exact-last --lm-calibrate-bands`` does
+to the model it ships, for a model folder shipped before those options existed: writes
+``decoding.exact_last`` (:func:`laser_ci.predictors.decode.sample_numbers`) into its
+``laser.json``, then fits its p10-p90 band scales (:mod:`laser_ci.training.bands`) on the
+examples of fold 0 (:func:`laser_ci.training.folds.fold_of` with K = 5), the examples that
+picked a shipped model's epoch, never its training examples, and writes them too. Prints one
+JSON object: the scales and, on those examples, each regime's coverage and median p90/p10
+before and after. Needs the ``train`` extra (the examples' history).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.predictors.lm import CONFIG_NAME, LaserModel  # noqa: E402
+from laser_ci.training import metrics  # noqa: E402
+from laser_ci.training.bands import DEFAULT_TARGET, calibrate, write_band_scale  # noqa: E402
+from laser_ci.training.examples import load_examples  # noqa: E402
+from laser_ci.training.folds import fold_of  # noqa: E402
+
+
+def regimes(model: LaserModel, examples: list) -> dict[str, dict[str, float]]:
+    warm = [e for e in examples if e.text_warm is not None and e.runtime_s > 0]
+    cold = [e for e in examples if e.runtime_s > 0]
+    out = {}
+    for name, texts, group in (("warm", [e.text_warm for e in warm], warm),
+                               ("cold", [e.text for e in cold], cold)):
+        preds = model.predict(texts)
+        truth = [e.runtime_s for e in group]
+        out[name] = {"n": len(group),
+                     "coverage": round(metrics.coverage([r.p10 for r in preds],
+                                                        [r.p90 for r in preds], truth), 4),
+                     "width": round(metrics.width_ratio([r.p10 for r in preds],
+                                                        [r.p90 for r in preds]), 2)}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="model/lm")
+    ap.add_argument("--data", default="../shared/data/gha-runs")
+    last = ap.add_mutually_exclusive_group()
+    last.add_argument("--exact-last", dest="exact_last", action="store_true", default=None)
+    last.add_argument("--sampled-last", dest="exact_last", action="store_false")
+    args = ap.parse_args()
+
+    folder = Path(args.model)
+    path = folder / CONFIG_NAME
+    if args.exact_last is not None:
+        config = json.loads(path.read_text(encoding="utf-8"))
+        config.setdefault("decoding", {})["exact_last"] = args.exact_last
+        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    val = [e for e in load_examples(args.data, history=True) if fold_of(e.repo, 5) == 0]
+    raw = LaserModel(folder, band_scale={})
+    before = regimes(raw, val)
+    scales = calibrate(raw, val)
+    write_band_scale(folder, scales, examples=len(val))
+    after = regimes(LaserModel(folder), val)
+    print(json.dumps({"model": str(folder), "exact_last": raw.exact_last, "examples": len(val),
+                      "target": DEFAULT_TARGET, "band_scale": scales, "before": before,
+                      "after": after,
+                      "command": "python benchmarks/calibrate_bands.py " + " ".join(sys.argv[1:])},
+                     indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
