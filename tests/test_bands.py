@@ -89,5 +89,15 @@ def test_model_applies_its_band_scales_by_regime(tmp_path: Path) -> None:
     raw = LaserModel(folder, band_scale={}).predict([warm, cold])
     for r, q, s in zip(scaled, raw, (0.5, 2.0), strict=True):
         assert r.p50 == q.p50
-        assert math.log(r.p90 / r.p50) == pytest.approx(s * math.log(q.p90 / q.p50))
-        assert math.log(r.p50 / r.p10) == pytest.approx(s * math.log(q.p50 / q.p10))
+        # scaled in log space around the median, then kept within 1 s .. 9.99e5 s
+        assert r.p90 == pytest.approx(min(q.p50 * (q.p90 / q.p50) ** s, 9.99e5))
+        assert r.p10 == pytest.approx(max(q.p50 * (q.p10 / q.p50) ** s, 1.0))
+    assert scaled[0].p90 < raw[0].p90 and scaled[1].p90 > raw[1].p90
+
+
+def test_predictions_stay_within_the_stated_range() -> None:
+    from laser_ci.predictors.lm import _in_range
+
+    assert _in_range(Runtime(0.2, 0.5, 3.0)) == Runtime(1.0, 1.0, 3.0)
+    assert _in_range(Runtime(10.0, 2e6, 3e6)) == Runtime(10.0, 9.99e5, 9.99e5)
+    assert _in_range(BAND) == BAND

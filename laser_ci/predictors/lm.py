@@ -248,7 +248,18 @@ class LaserModel:
         samples = dict(zip(unique, self.sample(unique), strict=True))
         scale = {t: self.band_scale["cold" if parse_history(t) is None else "warm"]
                  for t in unique}
-        return [scaled_band(Runtime(*summarize_samples(samples[t])), scale[t]) for t in texts]
+        return [_in_range(scaled_band(Runtime(*summarize_samples(samples[t])), scale[t]))
+                for t in texts]
+
+
+def _in_range(r: Runtime) -> Runtime:
+    """``r`` within the runtimes a prediction can state: 1 s to the runtime codec's largest
+    value (a scaled band, or a ratio times its reference, can reach past them; every metric
+    clips at 1 s the same way)."""
+    from laser_ci.text.numbers import DEFAULT_CODEC
+
+    lo, hi = DEFAULT_CODEC.min_value, DEFAULT_CODEC.max_value
+    return Runtime(*(min(max(x, lo), hi) if x == x else x for x in (r.p10, r.p50, r.p90)))
 
 
 def scaled_band(r: Runtime, s: float) -> Runtime:
