@@ -227,6 +227,21 @@ def test_seeded_and_independent_of_the_batch(stratified: bool):
     assert any(not np.array_equal(x, y) for x, y in zip(a, d, strict=True))
 
 
+def test_branch_uniforms_are_a_stream_of_the_branch_own():
+    from laser_ci.predictors.decode import branch_uniforms, job_key
+
+    key = job_key(0, [1, 5, 2])
+    u = branch_uniforms(key, ["4", "2"], 20)
+    assert u.shape == (20,) and np.all((u >= 0) & (u < 1)) and len(set(u.tolist())) == 20
+    np.testing.assert_array_equal(branch_uniforms(key, ["4", "2"], 3), u[:3])  # a prefix
+    assert not np.array_equal(branch_uniforms(key, ["4", "3"], 20), u)  # another branch
+    assert not np.array_equal(branch_uniforms(key, ["4"], 20), u)
+    assert not np.array_equal(branch_uniforms(job_key(1, [1, 5, 2]), ["4", "2"], 20), u)
+    assert branch_uniforms(key, [], 0).shape == (0,)
+    pooled = np.concatenate([branch_uniforms(job_key(0, [i]), [], 16) for i in range(500)])
+    assert abs(pooled.mean() - 0.5) < 0.01 and abs(np.mean(pooled < 0.1) - 0.1) < 0.01
+
+
 @pytest.mark.parametrize(
     ("weighted", "n", "expected"),
     [
