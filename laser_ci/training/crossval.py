@@ -133,6 +133,7 @@ class LMRecipe:
     exact_last: bool = False
     # p10-p90 band scales fit on the fold's val part (laser_ci.training.bands); else none
     calibrate_bands: bool = False
+    samples: int | None = None  # samples per text (None: the fold model's laser.json)
     cfg: Any = None
     pretrained: dict[str, Any] = field(default_factory=dict)
 
@@ -192,11 +193,12 @@ class LMRecipe:
         from laser_ci.training.bands import calibrate, write_band_scale
 
         threads = max(1, self.cfg.threads)
-        raw = LaserModel(folder, threads=threads, exact_last=self.exact_last, band_scale={})
+        kw = {"threads": threads, "exact_last": self.exact_last, "num_samples": self.samples}
+        raw = LaserModel(folder, band_scale={}, **kw)
         if not self.calibrate_bands:
             return raw
         write_band_scale(folder, calibrate(raw, val), examples=len(val))
-        return LaserModel(folder, threads=threads, exact_last=self.exact_last)
+        return LaserModel(folder, **kw)
 
     def _check_kept(self, folder: Path) -> None:
         """A kept fold model is reused only if it was trained with this recipe's prompt,
@@ -267,7 +269,8 @@ class LMRecipe:
         return {"base": str(self.base), "pretrained": self.pretrained,
                 "config": asdict(self.cfg),
                 "decoding": {"exact_last": self.exact_last,
-                             "calibrate_bands": self.calibrate_bands},
+                             "calibrate_bands": self.calibrate_bands,
+                             **({"samples": self.samples} if self.samples else {})},
                 "note": "fine-tuned per fold from a base pretrained on the unlabeled workflow "
                         "corpus (no labels; the corpus includes the held-out folds' "
                         "repositories' workflow files)"}
@@ -888,7 +891,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_reuse: bool = False, lm_layout: str = "serial",
             lm_quantization: str = "dynamic", lm_ship: str | None = None,
             lm_exact_last: bool = False, predictions_path: str | None = None,
-            lm_pairs: int = 0, lm_calibrate_bands: bool = False) -> None:
+            lm_pairs: int = 0, lm_calibrate_bands: bool = False,
+            lm_samples: int | None = None) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -914,7 +918,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse,
                           layout=lm_layout, quantization=lm_quantization,
                           exact_last=lm_exact_last, pairs=lm_pairs,
-                          calibrate_bands=lm_calibrate_bands)
+                          calibrate_bands=lm_calibrate_bands, samples=lm_samples)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -998,6 +1002,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts += ["--lm-pairs", str(lm.pairs)]
         if lm.calibrate_bands:
             parts.append("--lm-calibrate-bands")
+        if lm.samples:
+            parts += ["--lm-samples", str(lm.samples)]
     return " ".join(parts + ["--write-cards"])
 
 

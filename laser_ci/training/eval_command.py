@@ -92,6 +92,8 @@ from laser_ci.training.history import REGIMES
               help="--folds: laser-lm also trains on up to N warm texts per run made from "
                    "earlier runs with another configuration, each as if it had been the "
                    "latest (changed configurations from pairs of runs) [0].")
+@click.option("--lm-samples", type=click.IntRange(min=1), default=None,
+              help="--folds: samples per text when scoring laser-lm [the fold model's, 16].")
 @click.option("--lm-calibrate-bands", is_flag=True,
               help="--folds: scale laser-lm's p10-p90 bands, warm and cold apart, so they hold "
                    "80% of the fold's val part (laser_ci.training.bands).")
@@ -136,6 +138,7 @@ def eval_command(
     predictions_path: str | None,
     lm_pairs: int | None,
     lm_calibrate_bands: bool,
+    lm_samples: int | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -147,7 +150,8 @@ def eval_command(
                "--lm-reuse": lm_reuse, "--lm-layout": lm_layout,
                "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
                "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
-               "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands}
+               "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
+               "--lm-samples": lm_samples}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -165,7 +169,7 @@ def eval_command(
                 lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
                 lm_ship=lm_ship, lm_exact_last=lm_exact_last,
                 predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
-                lm_calibrate_bands=lm_calibrate_bands)
+                lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
