@@ -24,20 +24,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.predictors.lm import CONFIG_NAME, LaserModel  # noqa: E402
 from laser_ci.training import metrics  # noqa: E402
-from laser_ci.training.bands import DEFAULT_TARGET, calibrate, write_band_scale  # noqa: E402
+from laser_ci.training.bands import (  # noqa: E402
+    DEFAULT_TARGET,
+    regime_predictions,
+    scales,
+    write_band_scale,
+)
 from laser_ci.training.examples import load_examples  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 
 
-def regimes(model: LaserModel, examples: list) -> dict[str, dict[str, float]]:
-    warm = [e for e in examples if e.text_warm is not None and e.runtime_s > 0]
-    cold = [e for e in examples if e.runtime_s > 0]
+def summary(by_regime: dict) -> dict[str, dict[str, float]]:
     out = {}
-    for name, texts, group in (("warm", [e.text_warm for e in warm], warm),
-                               ("cold", [e.text for e in cold], cold)):
-        preds = model.predict(texts)
-        truth = [e.runtime_s for e in group]
-        out[name] = {"n": len(group),
+    for name, (preds, truth) in by_regime.items():
+        out[name] = {"n": len(truth),
                      "coverage": round(metrics.coverage([r.p10 for r in preds],
                                                         [r.p90 for r in preds], truth), 4),
                      "width": round(metrics.width_ratio([r.p10 for r in preds],
@@ -62,12 +62,13 @@ def main() -> int:
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     val = [e for e in load_examples(args.data, history=True) if fold_of(e.repo, 5) == 0]
     raw = LaserModel(folder, band_scale={})
-    before = regimes(raw, val)
-    scales = calibrate(raw, val)
-    write_band_scale(folder, scales, examples=len(val))
-    after = regimes(LaserModel(folder), val)
+    by_regime = regime_predictions(raw, val)
+    fit = scales(by_regime)
+    write_band_scale(folder, fit, examples=len(val))
+    before = summary(by_regime)
+    after = summary(regime_predictions(LaserModel(folder), val))  # as the folder now reads
     print(json.dumps({"model": str(folder), "exact_last": raw.exact_last, "examples": len(val),
-                      "target": DEFAULT_TARGET, "band_scale": scales, "before": before,
+                      "target": DEFAULT_TARGET, "band_scale": fit, "before": before,
                       "after": after,
                       "command": "python benchmarks/calibrate_bands.py " + " ".join(sys.argv[1:])},
                      indent=2))

@@ -123,35 +123,52 @@ def main() -> int:
           f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)")
     print(f"peak memory (max RSS of a run): {peak_mb:.0f} MB")
     print("predictor calls (one more run, in this process): " + ", ".join(
-        f"{n} texts in {s:.2f} s" for n, s, _ in calls))
-    for n, _, st in calls:
+        f"{n} texts in {s:.2f} s" for n, s, _, _ in calls))
+    for n, _, st, fwd in calls:
         if st is not None:  # the language model's decoding (laser_ci.predictors.decode)
             print(f"  {n} texts: {st.forward_passes} forward passes; {st.prefill_tokens} prompt "
                   f"tokens fed ({st.prefixes} shared prefixes computed), {st.shared_tokens} "
                   f"read from a shared prefix's cache; {st.step_tokens} tokens fed in the "
-                  f"sampling steps")
+                  f"sampling steps; {fwd:.2f} s in the forward passes "
+                  f"({1e6 * fwd / (st.prefill_tokens + st.step_tokens):.0f} µs "
+                  f"per token fed)")
     return 0
 
 
 def predictor_calls(root: Path, model: str | None,
-                    runners: list[str] | None = None) -> list[tuple[int, float, Any]]:
+                    runners: list[str] | None = None) -> list[tuple[int, float, Any, float]]:
     """(texts, seconds) of each predictor call of one estimate: the jobs' own predictions,
     then the runtimes on other runners that the sizing advice asks for; then, with
     ``runners``, one call for every job on each of those labels. The third item is the
-    language model's decoding stats of the call (None for other predictors)."""
+    language model's decoding stats of the call (None for other predictors), the fourth
+    the seconds spent in its forward passes."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from laser_ci.estimate import estimate_paths
     from laser_ci.predictors.choice import load_predictor
 
+    start = time.perf_counter()
     predictor = load_predictor(model)
-    calls: list[tuple[int, float, Any]] = []
+    print(f"model load in this process: {time.perf_counter() - start:.2f} s")
+    calls: list[tuple[int, float, Any, float]] = []
     predict = predictor.predict
+    decoder = getattr(predictor, "decoder", None)
+    in_model = [0.0]  # seconds inside the language model's forward passes
+    if decoder is not None:
+        forward = decoder.forward
+
+        def timed_forward(*args):
+            t = time.perf_counter()
+            out = forward(*args)
+            in_model[0] += time.perf_counter() - t
+            return out
+
+        decoder.forward = timed_forward
 
     def timed(texts):
-        start = time.perf_counter()
+        start, in_model[0] = time.perf_counter(), 0.0
         out = predict(texts)
         calls.append((len(texts), time.perf_counter() - start,
-                      getattr(predictor, "last_stats", None)))
+                      getattr(predictor, "last_stats", None), in_model[0]))
         return out
 
     predictor.predict = timed  # type: ignore[method-assign]

@@ -286,8 +286,6 @@ def cold_references(reference_model: Any, texts: Sequence[str]) -> list[float | 
     history block, None for one with it (or without a reference model)."""
     refs: list[float | None] = [None] * len(texts)
     if reference_model is not None:
-        from laser_ci.text.history import parse_history
-
         cold = [i for i, t in enumerate(texts) if parse_history(t) is None]
         for i, r in zip(cold, reference_model.predict([texts[i] for i in cold]), strict=True):
             refs[i] = r.p50

@@ -55,21 +55,35 @@ def band_scale(preds: Sequence[Runtime], truth: Sequence[float],
     return s if math.isfinite(s) else None
 
 
-def calibrate(model: Any, examples: Sequence[Any], target: float = DEFAULT_TARGET,
-              ) -> dict[str, float]:
-    """``{"warm": s, "cold": s}`` for ``model`` (a :class:`~laser_ci.predictors.lm.LaserModel`
-    without band scales) on labeled ``examples`` (:class:`~laser_ci.training.example.
-    Example`): warm from each example's text with history (those that have one), cold from
-    every example's cold text. A regime without examples is left out (scale 1)."""
+def regime_predictions(model: Any, examples: Sequence[Any],
+                       ) -> dict[str, tuple[list[Runtime], list[float]]]:
+    """``{regime: (predictions, truths)}`` of ``model`` on labeled ``examples``
+    (:class:`~laser_ci.training.example.Example`): ``warm`` from each example's text with
+    history (those that have one), ``cold`` from every example's cold text."""
     warm = [e for e in examples if e.text_warm is not None and e.runtime_s > 0]
     cold = [e for e in examples if e.runtime_s > 0]
     preds = model.predict([e.text_warm for e in warm] + [e.text for e in cold])
+    return {"warm": (preds[: len(warm)], [e.runtime_s for e in warm]),
+            "cold": (preds[len(warm):], [e.runtime_s for e in cold])}
+
+
+def scales(by_regime: dict[str, tuple[list[Runtime], list[float]]],
+           target: float = DEFAULT_TARGET) -> dict[str, float]:
+    """The band scale of each regime of :func:`regime_predictions` (a regime without
+    usable examples is left out: scale 1)."""
     out: dict[str, float] = {}
-    for name, group, ps in (("warm", warm, preds[: len(warm)]), ("cold", cold, preds[len(warm):])):
-        s = band_scale(ps, [e.runtime_s for e in group], target)
+    for name, (preds, truth) in by_regime.items():
+        s = band_scale(preds, truth, target)
         if s is not None:
             out[name] = round(s, 4)
     return out
+
+
+def calibrate(model: Any, examples: Sequence[Any], target: float = DEFAULT_TARGET,
+              ) -> dict[str, float]:
+    """``{"warm": s, "cold": s}`` for ``model`` (a :class:`~laser_ci.predictors.lm.LaserModel`
+    without band scales) on labeled ``examples``."""
+    return scales(regime_predictions(model, examples), target)
 
 
 def write_band_scale(model_dir: str | Path, scales: dict[str, float], *, examples: int,

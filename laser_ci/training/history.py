@@ -64,6 +64,17 @@ def history_key(e: Example) -> tuple[str, str, str, str | None]:
     return (e.repo, e.workflow_path, e.kind, e.job_name if e.kind == "job" else None)
 
 
+def _runs_of_each(examples: Sequence[Example]) -> list[list[tuple[float, str, int]]]:
+    """The dated, timed examples of each :func:`history_key`, as ``(time, run id, index)``
+    sorted by time, then run id (the input order does not matter)."""
+    groups: dict[tuple[Any, ...], list[tuple[float, str, int]]] = {}
+    for i, e in enumerate(examples):
+        when = parse_time(e.commit_date)
+        if when is not None and e.runtime_s > 0:
+            groups.setdefault(history_key(e), []).append((when, e.run_id, i))
+    return [sorted(members) for members in groups.values()]
+
+
 def causal_histories(
     examples: Sequence[Example],
     blobs: Mapping[str, str | None] | None = None,
@@ -74,13 +85,7 @@ def causal_histories(
     (see the module doc). ``blobs``: run id -> the workflow file's blob id at that run."""
     blobs = blobs or {}
     out: list[tuple[History | None, bool | None]] = [(None, None)] * len(examples)
-    groups: dict[tuple[Any, ...], list[tuple[float, str, int]]] = {}
-    for i, e in enumerate(examples):
-        when = parse_time(e.commit_date)
-        if when is not None and e.runtime_s > 0:
-            groups.setdefault(history_key(e), []).append((when, e.run_id, i))
-    for members in groups.values():
-        members.sort()  # by time, then run id: the input order does not matter
+    for members in _runs_of_each(examples):
         past: list[int] = []  # example indices, one per run, oldest first
         seen_runs: set[str] = set()
         j = 0
@@ -118,14 +123,8 @@ def changed_pairs(examples: Sequence[Example], per_example: int, *,
     example's (``changed``: True, ``text_warm`` with that block). The earlier runs are drawn
     with ``seed``; an example's own latest-run history is left to :func:`attach_history`."""
     rng = random.Random(seed)
-    groups: dict[tuple[Any, ...], list[tuple[float, str, int]]] = {}
-    for i, e in enumerate(examples):
-        when = parse_time(e.commit_date)
-        if when is not None and e.runtime_s > 0:
-            groups.setdefault(history_key(e), []).append((when, e.run_id, i))
     out: list[Example] = []
-    for members in groups.values():
-        members.sort()
+    for members in _runs_of_each(examples):
         runs: list[tuple[float, int]] = []  # one per run, oldest first
         seen: set[str] = set()
         for when, run_id, i in members:
