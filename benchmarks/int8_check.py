@@ -34,7 +34,7 @@ from laser_ci.predictors.lm import (  # noqa: E402
     CONFIG_NAME,
     MODEL_FILE,
     LaserModel,
-    cold_references,
+    prompt_references,
     read_config,
 )
 from laser_ci.text.numbers import NumberCodec  # noqa: E402
@@ -84,7 +84,8 @@ def main() -> int:
         # token ids (prompt and output) of training items
         reader = LaserModel(work, verify=False)
         texts_tr = [example_text(e, "prior") for e in train]
-        refs = cold_references(reader.reference_model, texts_tr)
+        refs = prompt_references(reader.reference_model, texts_tr,
+                                 warm=reader.prompt.warm_reference)
         items = make_items([LabeledText(t, e.runtime_s, e.kind, e.conclusion, e.repo, r)
                             for t, e, r in zip(texts_tr, train, refs, strict=True)], reader.prompt)
         calibration = calibration_ids(items, args.calibration, 0)

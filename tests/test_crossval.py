@@ -244,6 +244,12 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert "unknown predictor" in fails("--folds", "--predictor", "nope")
     assert "pretrained on the unlabeled corpus only" in fails(
         "--folds", "--predictor", "laser-lm", "--lm-base", str(tmp_path))
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
+    assert "needs the prompt lines" in fails(
+        "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-warm-reference")
+    assert "only go with --folds" in fails("--lm-warm-reference")
 
 
 # --- cards and the default -----------------------------------------------------------------------
@@ -446,8 +452,9 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "--lm-prompt-lines", "--lm-reuse", "--lm-layout", "shared-prefix"])
     assert r.exit_code != 0 and "trained with other layout than this recipe" in r.output
 
-    # the shared-prefix layout, static int8, and the recipe shipped: trained on every
-    # repository but fold 0's (which picks the epoch), with its weights and reference
+    # the shared-prefix layout, static int8, a warm reference, and the recipe shipped:
+    # trained on every repository but fold 0's (which picks the epoch), with its weights
+    # and reference
     seen.clear()
     ship = tmp_path / "ship"
     res = json.loads(run_eval(
@@ -455,13 +462,18 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "tabular", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
         "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(tmp_path / "sp"),
         "--lm-prompt-lines", "--lm-layout", "shared-prefix", "--lm-quantization", "static",
-        "--lm-exact-last", "--lm-calibrate-bands",
+        "--lm-exact-last", "--lm-calibrate-bands", "--lm-warm-reference",
         "--lm-ship", str(ship), "--jobs", "1", "--format", "json"))
     assert res["lm"]["config"]["layout"] == "shared-prefix"
+    assert res["lm"]["config"]["warm_reference"] == "tabular"
+    for f in range(3):  # warm training texts read their own (out-of-fold) references too
+        log = json.loads((tmp_path / "sp" / f"fold{f}" / "train_report.json").read_text())
+        assert log["data"]["with_reference"] == log["data"]["train"]
     assert len(seen) == 4  # three folds, then the shipped model
     assert seen[3] == repos  # every repository, fold 0's as val
     shipped = json.loads((ship / "laser.json").read_text())
     assert shipped["prompt"]["layout"] == "shared-prefix" and shipped["prompt"]["outcome"]
+    assert shipped["prompt"]["warm_reference"] == "tabular"
     assert shipped["model"]["quantization"] == "static"
     from laser_ci.training.examples import load_examples
 

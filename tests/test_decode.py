@@ -600,6 +600,47 @@ def test_prompt_lines_outcome_and_cold_reference(tok, outcome, cold_reference, t
         assert ref * 10**0.5 == pytest.approx(reference)
 
 
+@pytest.mark.parametrize(
+    "cold_reference, text, reference, expected_end, expected_ref",
+    [
+        # a warm text's reference goes last, the history line (median in seconds) before
+        # the outcome line, and the output is relative to the reference
+        (True, WARM, 250.0,
+         "\nhistory-config: unchanged\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 "
+         "latest=4.74e+00 median=2.00e+02\noutcome: success\nreference: 2.50e+02", 250.0),
+        # without a reference to write, a warm text falls back to its history median
+        (True, WARM, None,
+         "\nhistory-config: unchanged\noutcome: success"
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        (True, WARM, -1.0,
+         "\nhistory-config: unchanged\noutcome: success"
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        # a cold text reads its reference as a cold_reference model's does
+        (True, COLD, 473.2, "\nrepo: files=1\nhistory: none\noutcome: success\n"
+         "reference: 4.73e+02", 473.0),
+        # warm_reference alone: cold texts get no reference line
+        (False, COLD, 473.2, "\nrepo: files=1\noutcome: success\nhistory: none", None),
+    ],
+)
+def test_prompt_lines_warm_reference(tok, cold_reference, text, reference, expected_end,
+                                     expected_ref):
+    codec = NumberCodec(min_exponent=-2)
+    pc = PromptCodec(tok, codec, max_prompt_tokens=600, warm_target="ratio", outcome=True,
+                     cold_reference=cold_reference, warm_reference=True)
+    full = pc.with_prompt_lines(text, reference=reference)
+    (ids,) = pc.encode_texts([full])
+    assert tok.decode(ids[1:-1]).endswith(expected_end)
+    ref = pc.reference(full)
+    if expected_ref is None:
+        assert ref is None
+    else:
+        assert ref * 10**0.5 == pytest.approx(expected_ref)
+        out, _ = pc.target(expected_ref, ref)  # the runtime equal to the reference
+        assert pc.decode_output(out) == '{"runtime_s": "3.16e+00"}'
+    with pytest.raises(ValueError, match="reference line needs"):
+        PromptCodec(tok, codec, warm_reference=True)  # needs ratio outputs
+
+
 def test_cold_reference_target_is_the_ratio_and_old_models_are_unchanged(tok):
     codec = NumberCodec(min_exponent=-2)
     pc = PromptCodec(tok, codec, max_prompt_tokens=200, warm_target="ratio", outcome=True,
@@ -612,7 +653,7 @@ def test_cold_reference_target_is_the_ratio_and_old_models_are_unchanged(tok):
     plain = PromptCodec(tok, codec, max_prompt_tokens=200, warm_target="ratio")
     assert plain.reference(full) is None
     assert plain.with_prompt_lines(COLD, reference=100.0) == COLD
-    with pytest.raises(ValueError, match="cold_reference"):
+    with pytest.raises(ValueError, match="reference line needs"):
         PromptCodec(tok, codec, cold_reference=True)  # needs ratio outputs
 
 

@@ -443,6 +443,48 @@ def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path,
         LaserModel(folder)
 
 
+def test_warm_reference_folder_writes_ratios_to_the_tabular_p50_of_warm_texts(
+        artifact: Path, tmp_path: Path):
+    """With ``warm_reference`` too, a text with history also ends with the reference
+    model's p50 of that text, and its samples are multiplied by it instead of the history
+    median; the flag without the reference model is refused."""
+    from laser_ci.predictors.decode import sample_numbers
+    from laser_ci.training.references import attach_reference
+
+    examples = [replace_repo(e, f"o/r{i % 4}") for i, e in enumerate(synthetic_examples())]
+    tabular = _tiny_tabular(examples)
+    folder = tmp_path / "warmref"
+    shutil.copytree(artifact, folder)
+    config = json.loads((folder / "laser.json").read_text())
+    config["prompt"]["warm_target"] = "ratio"
+    config["codec"]["min_exponent"] = -2
+    (folder / "laser.json").write_text(json.dumps(config))
+    attach_reference(folder, outcome=True, reference=tabular, warm_reference=True)
+    assert json.loads((folder / "laser.json").read_text())["prompt"]["warm_reference"] == "tabular"
+    lm = LaserModel(folder, num_samples=8)
+    assert lm.prompt.warm_reference and lm.prompt.cold_reference
+    cold = examples[0].text
+    warm = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
+            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
+            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
+    p50s = [r.p50 for r in tabular.predict([cold, warm])]
+    texts = lm.prompt_texts([cold, warm])
+    for t, p50 in zip(texts, p50s, strict=True):
+        assert t.endswith(f"outcome: success\nreference: {lm.codec.to_string(p50)}\n")
+    got = lm.sample([cold, warm])
+    raw = sample_numbers(lm.decoder, lm.prompt.encode_texts(texts), lm.skeleton, num_samples=8,
+                         seed=lm.seed, pad_id=lm.prompt.pad_id,
+                         stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
+                         max_batch_jobs=lm.batch_jobs)
+    for g, r, p50 in zip(got, raw, p50s, strict=True):
+        np.testing.assert_allclose(g, r * float(lm.codec.to_string(p50)) / 10**0.5)
+    config = json.loads((folder / "laser.json").read_text())
+    del config["prompt"]["cold_reference"]
+    (folder / "laser.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFileError, match="warm_reference without"):
+        LaserModel(folder)
+
+
 def replace_repo(e: Ex, repo: str) -> Ex:
     return Ex(e.text, e.runtime_s, e.kind, e.conclusion, repo)
 
@@ -483,6 +525,68 @@ def test_out_of_fold_references_never_see_their_own_label():
         grid_point({"objective": "huber"})
     with pytest.raises(ValueError, match="one group per example"):
         out_of_fold_references(examples, groups[:-1], params)
+
+
+def test_out_of_fold_warm_references_are_the_warm_part_never_in_sample():
+    """With ``warm_params`` a text with history gets its own reference: the history median
+    times a warm part fit on the other groups' warm texts."""
+    from laser_ci.training.references import (
+        out_of_fold_references,
+        reference_key,
+        warm_grid_point,
+    )
+
+    @dataclass(frozen=True)
+    class Lab:
+        text: str
+        runtime_s: float
+        repo: str
+        text_warm: str | None
+        workflow_path: str = ".github/workflows/ci.yml"
+        run_id: str = "1"
+        kind: str = "job"
+        job_name: str | None = "build"
+
+    def warm_text(e: Ex, median: float) -> str:
+        return (e.text + f"history: n=3 median={DEFAULT_CODEC.to_string(median)} p10="
+                f"{DEFAULT_CODEC.to_string(median * 0.8)} p90={DEFAULT_CODEC.to_string(median * 1.2)}"
+                f" latest={DEFAULT_CODEC.to_string(median)}\nhistory-config: unchanged\n")
+
+    def labeled(scale_group0: float) -> list[Lab]:
+        out = []
+        for i, e in enumerate(synthetic_examples()):
+            g = i % 4
+            y = e.runtime_s * (scale_group0 if g == 0 else 1.0)
+            out.append(Lab(e.text, y, f"o/r{g}",
+                           warm_text(e, e.runtime_s * 0.9) if i % 3 else None, run_id=str(i)))
+        return out
+
+    examples = labeled(1.0)
+    groups = [i % 4 for i in range(len(examples))]
+    params = {"objective": "regression_l1", "num_leaves": 3, "rounds": 20, "min_repos": 1}
+    warm_params = {"num_leaves": 3, "rounds": 20, "min_data_in_leaf": 2, "seeds": 5}
+    refs = out_of_fold_references(examples, groups, params, warm_params=warm_params, seeds=1)
+    warm_keys = {reference_key(e, warm=True) for e in examples if e.text_warm is not None}
+    assert set(refs) == {reference_key(e) for e in examples} | warm_keys
+    # anchored on the history median: close to the truth, which is 1/0.9 of it
+    for e in examples:
+        if e.text_warm is not None:
+            assert 0.5 < refs[reference_key(e, warm=True)] / e.runtime_s < 2.0
+    # change group 0's labels: its own references stay, the other groups' move
+    again = out_of_fold_references(labeled(50.0), groups, params, warm_params=warm_params,
+                                   seeds=1)
+    moved = {g: [] for g in range(4)}
+    for e, g in zip(examples, groups, strict=True):
+        key = reference_key(e, warm=True)
+        if key in refs:
+            moved[g].append(again[key] != refs[key])
+    assert moved[0] and not any(moved[0])
+    assert all(any(moved[g]) for g in (1, 2, 3))
+    assert out_of_fold_references(examples, groups, params, seeds=1).keys() == {
+        reference_key(e) for e in examples}  # without warm_params: cold texts only
+    assert warm_grid_point(warm_params) == {"num_leaves": 3, "rounds": 20, "min_data_in_leaf": 2}
+    with pytest.raises(ValueError, match="lack"):
+        warm_grid_point({"num_leaves": 3})
 
 
 @pytest.mark.parametrize(

@@ -181,6 +181,32 @@ def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
         assert strip_history_block(t.text) == strip_history_block(e.text_warm)
 
 
+def test_train_texts_carry_their_own_reference(examples: list[Example]) -> None:
+    """A cold text gets its cold reference, a warm text its warm one (a warm_reference
+    recipe), a rescaled warm text its warm one rescaled with it."""
+    from laser_ci.training.references import reference_key
+    from laser_ci.training.train import TrainConfig, with_history_texts
+
+    refs = {reference_key(e): 100.0 for e in examples}
+    refs.update({reference_key(e, warm=True): 200.0 for e in examples if e.text_warm is not None})
+    tr, va = with_history_texts(examples, examples,
+                                TrainConfig(history_mode="drop", p_cold=0.0, scale_aug=0.0), refs)
+    for got in (tr, va):
+        assert [t.reference for t in got] == [
+            200.0 if e.text_warm is not None else 100.0 for e in examples]
+    tr, _ = with_history_texts(examples, examples,
+                               TrainConfig(history_mode="drop", p_cold=0.0, scale_aug=1.0), refs)
+    for t, e in zip(tr, examples, strict=True):
+        expected = 100.0 if e.text_warm is None else 200.0 * t.runtime_s / e.runtime_s
+        assert t.reference == pytest.approx(expected)
+    # cold references only (the recipe without a warm reference): warm texts get none
+    cold_only = {k: v for k, v in refs.items() if not k[-1]}
+    tr, _ = with_history_texts(examples, [], TrainConfig(history_mode="drop", p_cold=0.0),
+                               cold_only)
+    assert [t.reference for t in tr] == [
+        None if e.text_warm is not None else 100.0 for e in examples]
+
+
 def _run(i: int, text: str, runtime: float, when: str, **kw) -> Example:
     base = dict(text=f"task: workflow\n{text}\nhistory: none", runtime_s=runtime, repo="o/r",
                 workflow_path="ci.yml", conclusion="success", kind="workflow",

@@ -11,6 +11,7 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
                         (not read at inference)
     reference/          only when ``prompt.cold_reference`` is ``tabular``: the tabular model
                         (laser_ci.predictors.baselines) whose p50 is a cold text's reference
+                        (and a warm text's, with ``prompt.warm_reference``)
 
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
@@ -22,7 +23,9 @@ KV cache of a body its texts share once (:mod:`laser_ci.text.tokenize`). A ``rat
 model's samples for a text with history are multiplied back to seconds
 (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`), and so are a ``cold_reference``
 model's for a text without: its prompt carries the reference model's p50 and the model
-writes the ratio to it. A model with ``prompt.outcome`` is asked
+writes the ratio to it; with ``prompt.warm_reference`` a text with history reads the
+reference model's (history-anchored) p50 too, and its samples are multiplied by that
+instead of the history median. A model with ``prompt.outcome`` is asked
 for the runtime of a successful run.
 
 To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
@@ -170,14 +173,20 @@ class LaserModel:
         tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
         prompt = self.config["prompt"]
         cold_reference = prompt.get("cold_reference")
-        if cold_reference is not None and cold_reference not in COLD_REFERENCES:
-            raise ModelFileError(f"{self.model_dir}: prompt.cold_reference {cold_reference!r}, "
-                                 f"expected one of {COLD_REFERENCES}")
+        warm_reference = prompt.get("warm_reference")
+        for key, value in (("cold_reference", cold_reference), ("warm_reference", warm_reference)):
+            if value is not None and value not in COLD_REFERENCES:
+                raise ModelFileError(f"{self.model_dir}: prompt.{key} {value!r}, expected one "
+                                     f"of {COLD_REFERENCES}")
+        if warm_reference is not None and cold_reference is None:
+            raise ModelFileError(f"{self.model_dir}: prompt.warm_reference without "
+                                 "prompt.cold_reference (the reference model)")
         self.prompt = PromptCodec(
             tokenizer, self.codec, int(prompt["max_prompt_tokens"]),
             warm_target=str(prompt.get("warm_target", "runtime")),
             outcome=bool(prompt.get("outcome", False)),
             cold_reference=cold_reference is not None,
+            warm_reference=warm_reference is not None,
             layout=str(prompt.get("layout", "serial")),
         )
         self.reference_model: Any = None
@@ -233,9 +242,10 @@ class LaserModel:
 
     def prompt_texts(self, texts: Sequence[str]) -> list[str]:
         """The texts as this model reads them: with the ``outcome: success`` line and, for
-        texts without history, the reference model's p50 (see :mod:`laser_ci.text.tokenize`).
-        Unchanged for a model that reads neither."""
-        refs = cold_references(self.reference_model, texts)
+        texts without history (and with it, for a ``warm_reference`` model), the reference
+        model's p50 (see :mod:`laser_ci.text.tokenize`). Unchanged for a model that reads
+        neither."""
+        refs = prompt_references(self.reference_model, texts, warm=self.prompt.warm_reference)
         return [self.prompt.with_prompt_lines(t, outcome="success", reference=r)
                 for t, r in zip(texts, refs, strict=True)]
 
@@ -281,13 +291,15 @@ def load_reference(model_dir: str | os.PathLike[str]) -> Any:
         raise ModelFileError(f"{d}: cannot load the reference model: {e}") from e
 
 
-def cold_references(reference_model: Any, texts: Sequence[str]) -> list[float | None]:
+def prompt_references(reference_model: Any, texts: Sequence[str], *,
+                      warm: bool = False) -> list[float | None]:
     """Each text's reference runtime: the reference model's p50 for a text without a
-    history block, None for one with it (or without a reference model)."""
+    history block and, with ``warm``, for one with it (the model's history-anchored p50);
+    None for the others (and for every text without a reference model)."""
     refs: list[float | None] = [None] * len(texts)
     if reference_model is not None:
-        cold = [i for i, t in enumerate(texts) if parse_history(t) is None]
-        for i, r in zip(cold, reference_model.predict([texts[i] for i in cold]), strict=True):
+        take = [i for i, t in enumerate(texts) if warm or parse_history(t) is None]
+        for i, r in zip(take, reference_model.predict([texts[i] for i in take]), strict=True):
             refs[i] = r.p50
     return refs
 

@@ -40,6 +40,11 @@ serializer, whose text stays the pinned contract) through :meth:`PromptCodec.wit
   for training texts). The output is then ``RATIO_CENTER`` times the runtime over that
   reference, as a warm output is over the history median, so the model learns corrections
   to the reference instead of the level from scratch.
+* ``reference: d.dde+dd`` for a text with history (``warm_reference``, ratio models only):
+  the tabular model's history-anchored p50 (out of fold in training). The output is then
+  ``RATIO_CENTER`` times the runtime over that reference instead of over the history
+  median; the history line stays in the prompt (its median in seconds, the rest relative
+  to it), just before the reference.
 
 They sit after the history block's configuration lines, the reference (or the history's
 median) last, nearest the output.
@@ -164,6 +169,7 @@ class PromptCodec:
     warm_target: str = "runtime"  # see the module doc
     outcome: bool = False  # prompts end with an ``outcome:`` line
     cold_reference: bool = False  # texts without history carry a ``reference:`` runtime
+    warm_reference: bool = False  # texts with history carry one too (see the module doc)
     layout: str = "serial"  # see the module doc
     # filled in __post_init__
     pad_id: int = field(init=False)
@@ -177,8 +183,8 @@ class PromptCodec:
             raise ValueError(f"warm_target {self.warm_target!r}: expected one of {WARM_TARGETS}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout {self.layout!r}: expected one of {LAYOUTS}")
-        if self.cold_reference and self.warm_target != "ratio":
-            raise ValueError("cold_reference needs warm_target 'ratio' (outputs are ratios)")
+        if (self.cold_reference or self.warm_reference) and self.warm_target != "ratio":
+            raise ValueError("a reference line needs warm_target 'ratio' (outputs are ratios)")
         t = self.tokenizer
         self.pad_id, self.eos_id, self.sep_id = (t.token_to_id(s) for s in SPECIAL_TOKENS)
         self.token_ids = {}
@@ -261,14 +267,16 @@ class PromptCodec:
         outcome = [line for line in extra if line.startswith(OUTCOME_LINE)]
         reference = [line for line in extra if line.startswith(REFERENCE_LINE)]
         config, number = (block[:-1], block[-1]) if block else ([], None)
-        if reference and (number is None or parse_history(number) is None):
-            # no usable history (``history: none``): the reference is the nearest number
+        if reference and (self.warm_reference or number is None
+                          or parse_history(number) is None):
+            # no usable history (``history: none``), or a warm reference: the reference is
+            # the nearest number, the history line just before it
             config, number = [*config, *([number] if number else [])], reference[-1]
         return body.rstrip("\n"), instance, [*config, *outcome], number
 
     def _split_prompt_lines(self, text: str) -> tuple[str, list[str]]:
         """``text`` without the prompt lines :meth:`with_prompt_lines` appended, and them."""
-        if not (self.outcome or self.cold_reference):
+        if not (self.outcome or self.cold_reference or self.warm_reference):
             return text, []
         lines = text.rstrip("\n").split("\n")
         extra: list[str] = []
@@ -279,13 +287,14 @@ class PromptCodec:
     def with_prompt_lines(self, text: str, *, outcome: str | None = "success",
                           reference: float | None = None) -> str:
         """``text`` with the lines this model's prompts end with (see the module doc):
-        ``outcome:`` when the model reads one, ``reference:`` for a text without history
-        when the model reads one and ``reference`` is a positive runtime."""
+        ``outcome:`` when the model reads one, ``reference:`` when the model reads one for
+        a text like this (without history: ``cold_reference``; with: ``warm_reference``)
+        and ``reference`` is a positive runtime."""
         lines = []
         if self.outcome and outcome:
             lines.append(OUTCOME_LINE + outcome)
-        if (self.cold_reference and reference is not None and math.isfinite(reference)
-                and reference > 0 and parse_history(text) is None):
+        reads = self.warm_reference if parse_history(text) is not None else self.cold_reference
+        if reads and reference is not None and math.isfinite(reference) and reference > 0:
             lines.append(REFERENCE_LINE + self.codec.to_string(reference))
         if not lines:
             return text
@@ -321,17 +330,17 @@ class PromptCodec:
         return out
 
     def reference(self, text: str) -> float | None:
-        """What the output of ``text``'s prompt is relative to: its history median over
-        ``RATIO_CENTER`` when the model's ``warm_target`` is ``ratio`` and the text has a
-        history block; its ``reference:`` line's runtime over ``RATIO_CENTER`` when the
-        model reads one (``cold_reference``) and the text has no history; else None (the
-        output is the runtime itself)."""
+        """What the output of ``text``'s prompt is relative to, over ``RATIO_CENTER``, when
+        the model's ``warm_target`` is ``ratio``: for a text with a history block, its
+        ``reference:`` line's runtime when the model reads one (``warm_reference``), else
+        the history median; for a text without, its ``reference:`` line's runtime when the
+        model reads one (``cold_reference``); else None (the output is the runtime itself)."""
         if self.warm_target != "ratio":
             return None
         h = parse_history(text)
-        if h is not None:
+        if h is not None and not self.warm_reference:
             return h["median"] / RATIO_CENTER if h["median"] > 0 else None
-        if self.cold_reference:
+        if self.warm_reference if h is not None else self.cold_reference:
             _, extra = self._split_prompt_lines(text)
             for line in reversed(extra):
                 if line.startswith(REFERENCE_LINE):
@@ -340,6 +349,8 @@ class PromptCodec:
                     except ValueError:
                         return None
                     return value / RATIO_CENTER if math.isfinite(value) and value > 0 else None
+        if h is not None:  # a warm text without its reference line: the median, as a plain model
+            return h["median"] / RATIO_CENTER if h["median"] > 0 else None
         return None
 
     def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:

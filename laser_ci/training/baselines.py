@@ -240,6 +240,31 @@ def train_tabular(train, val, val_wf, feats, log) -> tuple[TabularPredictor, dic
     return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
 
 
+def warm_anchor(examples: Sequence[Example], feats: dict[str, dict[str, float]]) -> np.ndarray:
+    """ln of each example's history median (its warm text's :data:`WarmPart.ANCHOR`)."""
+    return np.array([feats[e.text_warm][WarmPart.ANCHOR] for e in examples])
+
+
+def warm_matrix(examples: Sequence[Example], feats: dict[str, dict[str, float]],
+                names: Sequence[str]) -> np.ndarray:
+    return vectorize([feats[e.text_warm] for e in examples], {n: i for i, n in enumerate(names)})
+
+
+def fit_warm(examples: Sequence[Example], feats: dict[str, dict[str, float]],
+             cfg: dict[str, Any], seeds: int = 1) -> tuple[list[str], Any]:
+    """The warm part's feature names and tree model of ``ln runtime - ln(history median)``
+    on ``examples`` (each with a warm text), with the grid point ``cfg``
+    (:data:`WARM_GRID` keys)."""
+    names = bag_vocabulary([feats[e.text_warm] for e in examples], [e.repo for e in examples],
+                           WARM_MIN_REPOS)
+    X = warm_matrix(examples, feats, names)
+    y = log_y(examples) - warm_anchor(examples, feats)
+    params = {**WARM_BASE, "num_leaves": cfg["num_leaves"],
+              "min_data_in_leaf": cfg["min_data_in_leaf"]}
+    models = [fit_lightgbm(X, y, {**params, "seed": s}, cfg["rounds"]) for s in range(seeds)]
+    return names, models[0] if seeds == 1 else TreeEnsemble.mean(models)
+
+
 def train_warm(train, val, feats, log) -> WarmPart:
     """The history-anchored part of tabular, on the examples that have earlier runs."""
     wt = [e for e in train if e.text_warm is not None]
@@ -248,22 +273,13 @@ def train_warm(train, val, feats, log) -> WarmPart:
     changed = np.array([bool(e.changed) for e in wv_wf], dtype=bool)
 
     def anchor(examples):
-        return np.array([feats[e.text_warm][WarmPart.ANCHOR] for e in examples])
+        return warm_anchor(examples, feats)
 
     def matrix(examples, names):
-        return vectorize([feats[e.text_warm] for e in examples], {n: i for i, n in enumerate(names)})
-
-    def vocab(examples):
-        return bag_vocabulary([feats[e.text_warm] for e in examples], [e.repo for e in examples],
-                              WARM_MIN_REPOS)
+        return warm_matrix(examples, feats, names)
 
     def fit(examples, cfg, seeds=1):
-        names = vocab(examples)
-        X, y = matrix(examples, names), log_y(examples) - anchor(examples)
-        params = {**WARM_BASE, "num_leaves": cfg["num_leaves"],
-                  "min_data_in_leaf": cfg["min_data_in_leaf"]}
-        models = [fit_lightgbm(X, y, {**params, "seed": s}, cfg["rounds"]) for s in range(seeds)]
-        return names, models[0] if seeds == 1 else TreeEnsemble.mean(models)
+        return fit_warm(examples, feats, cfg, seeds)
 
     y_val = log_y(wv_wf)
     base_val = lmae(anchor(wv_wf), y_val)

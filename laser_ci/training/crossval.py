@@ -109,7 +109,8 @@ LM_FOLD_CONFIG = TrainConfig(max_prompt_tokens=256, epochs=3, patience=3, batch_
 
 # what a kept fold model must share with the recipe to be reused (LMRecipe.reuse)
 RECIPE_KEYS = ("max_prompt_tokens", "warm_target", "outcome", "cold_reference", "layout",
-               "quantization", "success_only", "kinds", "history_mode", "p_cold", "pairs")
+               "quantization", "success_only", "kinds", "history_mode", "p_cold", "pairs",
+               "warm_reference")
 
 
 @dataclass
@@ -125,6 +126,9 @@ class LMRecipe:
     # the prompt ends with `outcome:` and, for cold texts, a tabular `reference:` (the fold's
     # own tabular model, shipped in the fold's folder; training texts' references out of fold)
     prompt_lines: bool = False
+    # with prompt_lines: warm texts read the fold's tabular warm p50 as their reference too
+    # (out of fold in training), and the output is the ratio to it (TrainConfig.warm_reference)
+    warm_reference: bool = False
     layout: str = "serial"  # the prompt layout (laser_ci.text.tokenize)
     quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
     pairs: int = 0  # changed configurations from pairs of runs (TrainConfig.pairs)
@@ -158,6 +162,10 @@ class LMRecipe:
             upd["finetune_minutes"] = self.minutes
         if self.prompt_lines:
             upd.update(outcome=True, cold_reference="tabular")
+        if self.warm_reference:
+            if not self.prompt_lines:
+                raise CVError("a warm reference needs the prompt lines (--lm-prompt-lines)")
+            upd["warm_reference"] = "tabular"
         if self.layout != "serial":
             upd["layout"] = self.layout
         if self.quantization != "dynamic":
@@ -229,8 +237,14 @@ class LMRecipe:
                 tabular = fit_baselines(train, val, names=["tabular"],
                                         feats=feats).predictors["tabular"]
             both = [*train, *val]
+            warm_params = None
+            if self.cfg.warm_reference:
+                if tabular.warm is None:
+                    raise CVError("a warm reference needs a tabular model with a warm part")
+                warm_params = tabular.warm.info["params"]
             refs = out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
-                                          tabular.info["params"], feats=feats)
+                                          tabular.info["params"], warm_params=warm_params,
+                                          feats=feats)
         # the training loop writes its epoch lines to stdout: keep stdout for the report
         with contextlib.redirect_stdout(sys.stderr):
             finetune_examples(self.base, train, val, out, self.cfg, device=self.device,
@@ -892,7 +906,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_quantization: str = "dynamic", lm_ship: str | None = None,
             lm_exact_last: bool = False, predictions_path: str | None = None,
             lm_pairs: int = 0, lm_calibrate_bands: bool = False,
-            lm_samples: int | None = None) -> None:
+            lm_samples: int | None = None, lm_warm_reference: bool = False) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -918,7 +932,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           minutes=lm_minutes, prompt_lines=lm_prompt_lines, reuse=lm_reuse,
                           layout=lm_layout, quantization=lm_quantization,
                           exact_last=lm_exact_last, pairs=lm_pairs,
-                          calibrate_bands=lm_calibrate_bands, samples=lm_samples)
+                          calibrate_bands=lm_calibrate_bands, samples=lm_samples,
+                          warm_reference=lm_warm_reference)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -992,6 +1007,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts += ["--lm-minutes", str(lm.cfg.finetune_minutes)]
         if lm.prompt_lines:
             parts.append("--lm-prompt-lines")
+        if lm.warm_reference:
+            parts.append("--lm-warm-reference")
         if lm.layout != "serial":
             parts += ["--lm-layout", lm.layout]
         if lm.quantization != "dynamic":

@@ -76,6 +76,10 @@ from laser_ci.training.history import REGIMES
               help="--folds: laser-lm's prompts end with the outcome asked for and, without "
                    "history, a tabular reference (the fold's; out of fold for training "
                    "texts); it writes the ratio to that reference.")
+@click.option("--lm-warm-reference", is_flag=True,
+              help="--folds, with --lm-prompt-lines: texts with history read the fold's "
+                   "tabular p50 as their reference too (out of fold for training texts), "
+                   "instead of the history median.")
 @click.option("--lm-layout", type=click.Choice(LAYOUTS), default=None,
               help="--folds: where laser-lm's prompts put a job's own lines: serial (the "
                    "serializer's order) or shared-prefix (job, runs-on and matrix at the end, "
@@ -130,6 +134,7 @@ def eval_command(
     lm_minutes: float | None,
     lm_keep: str | None,
     lm_prompt_lines: bool,
+    lm_warm_reference: bool,
     lm_reuse: bool,
     lm_layout: str | None,
     lm_quantization: str | None,
@@ -151,7 +156,7 @@ def eval_command(
                "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
                "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
                "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
-               "--lm-samples": lm_samples}
+               "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -169,7 +174,8 @@ def eval_command(
                 lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
                 lm_ship=lm_ship, lm_exact_last=lm_exact_last,
                 predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
-                lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples)
+                lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
+                lm_warm_reference=lm_warm_reference)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

@@ -129,6 +129,9 @@ class TrainConfig:
     # training, laser_ci.training.references) and its output is the ratio to it
     outcome: bool = False
     cold_reference: str | None = None
+    # ``warm_reference`` "tabular" (needs cold_reference): a text with history reads the
+    # tabular model's history-anchored p50 too, and its output is the ratio to that
+    warm_reference: str | None = None
     # where a job text's lines sit in the prompt (laser_ci.text.tokenize): "serial" or
     # "shared-prefix" (the instance lines at the end: a job's body is shared across runners)
     layout: str = "serial"
@@ -200,12 +203,15 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any], cfg: TrainConfi
     validation texts carry the history block whenever there are earlier runs (``cold``:
     never), as ``laser-ci eval --history prior`` feeds them. ``references``
     (:func:`laser_ci.training.references.out_of_fold_references`) gives each cold text its
-    reference runtime."""
+    reference runtime, and each warm text its own where it has one (a ``warm_reference``
+    recipe); a rescaled warm text's reference is rescaled with it."""
     from laser_ci.training.history import changed_pairs, rescaled, training_texts
     from laser_ci.training.references import reference_key
 
     def ref(text: str, e: Any) -> float | None:
-        return references.get(reference_key(e)) if references and text is e.text else None
+        if not references or (text is not e.text and text is not e.text_warm):
+            return None
+        return references.get(reference_key(e, warm=text is not e.text))
 
     pairs = training_texts(train, mode=cfg.history_mode, p_cold=cfg.p_cold, seed=cfg.seed)
     if cfg.pairs:
@@ -213,10 +219,12 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any], cfg: TrainConfi
     rng = random.Random(cfg.seed + 1)
     tr = []
     for text, e in pairs:
-        runtime = e.runtime_s
+        runtime, reference = e.runtime_s, ref(text, e)
         if text is e.text_warm and rng.random() < cfg.scale_aug:
-            text, runtime = rescaled(e, math.exp(rng.uniform(-cfg.scale_range, cfg.scale_range)))
-        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo, ref(text, e)))
+            factor = math.exp(rng.uniform(-cfg.scale_range, cfg.scale_range))
+            text, runtime = rescaled(e, factor)
+            reference = None if reference is None else reference * factor
+        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo, reference))
     warm_val = cfg.history_mode != "cold"
     va = []
     for e in val:
@@ -796,8 +804,8 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
 
     The data come from ``data_dir`` or, prepared earlier by :func:`write_bundle`, ``bundle``.
     """
-    if cfg.outcome or cfg.cold_reference:
-        raise ValueError("outcome and cold_reference prompts are trained per fold "
+    if cfg.outcome or cfg.cold_reference or cfg.warm_reference:
+        raise ValueError("outcome and reference prompts are trained per fold "
                          "(finetune_examples, `laser-ci eval --folds K --lm-prompt-lines`)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -850,7 +858,7 @@ def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig) -> PromptCodec:
     """The prompt layout ``cfg`` trains (and its exported folder reads)."""
     return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
                        outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
-                       layout=cfg.layout)
+                       warm_reference=cfg.warm_reference is not None, layout=cfg.layout)
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
@@ -869,7 +877,8 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
         if cfg.outcome or cfg.cold_reference:
             from laser_ci.training.references import attach_reference
 
-            attach_reference(out, outcome=cfg.outcome, reference=reference_model)
+            attach_reference(out, outcome=cfg.outcome, reference=reference_model,
+                             warm_reference=cfg.warm_reference is not None)
 
     model = model.to("cpu").float().eval()
     export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
@@ -903,7 +912,7 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
                  out_dir: str | os.PathLike[str], cfg: TrainConfig, *,
                  device: str = "auto") -> dict[str, Any]:
     """Adapt a shipped model to one repository's history (``laser-ci finetune``)."""
-    from laser_ci.predictors.lm import cold_references, load_reference, read_config
+    from laser_ci.predictors.lm import load_reference, prompt_references, read_config
     from laser_ci.text.tokenize import load_tokenizer
     from laser_ci.training.examples import load_examples
 
@@ -925,14 +934,21 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
     # history blocks come from earlier runs of the same folder only; a cold text's
-    # reference is the base's own reference model's p50 (it never saw these labels)
+    # reference (and a warm text's, for a warm_reference model) is the base's own
+    # reference model's p50 (it never saw these labels)
     reference_model = load_reference(base) if cfg.cold_reference else None
     refs = None
     if reference_model is not None:
         from laser_ci.training.references import reference_key
 
         refs = {reference_key(e): r for e, r in zip(
-            examples, cold_references(reference_model, [e.text for e in examples]), strict=True)}
+            examples, prompt_references(reference_model, [e.text for e in examples]),
+            strict=True)}
+        if cfg.warm_reference:
+            warm = [e for e in examples if e.text_warm is not None]
+            refs.update({reference_key(e, warm=True): r for e, r in zip(
+                warm, prompt_references(reference_model, [e.text_warm for e in warm], warm=True),
+                strict=True)})
     train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg, refs)
     prompt = prompt_codec(tok, codec, cfg)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
@@ -963,6 +979,7 @@ def base_prompt(base_cfg: Mapping[str, Any]) -> dict[str, Any]:
             "warm_target": str(prompt.get("warm_target", "runtime")),
             "outcome": bool(prompt.get("outcome", False)),
             "cold_reference": prompt.get("cold_reference"),
+            "warm_reference": prompt.get("warm_reference"),
             "layout": str(prompt.get("layout", "serial"))}
 
 
@@ -1058,6 +1075,8 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
     finetune``; a shipped model has them). Returns the log (also ``train_report.json``)."""
     if cfg.cold_reference and (references is None or reference_model is None):
         raise ValueError("cold_reference needs the training texts' references and the model")
+    if cfg.warm_reference and not cfg.cold_reference:
+        raise ValueError("warm_reference needs cold_reference (the reference model)")
     from laser_ci.training.export import QUANTIZATIONS, export_model
 
     if cfg.quantization not in QUANTIZATIONS:
@@ -1097,7 +1116,8 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
         from laser_ci.training.references import attach_reference
 
         attach_reference(out, outcome=cfg.outcome,
-                         reference=reference_model if cfg.cold_reference else None)
+                         reference=reference_model if cfg.cold_reference else None,
+                         warm_reference=cfg.warm_reference is not None)
     log["export_seconds"] = round(time.time() - t, 1)
     log["seconds"] = round(time.time() - t0, 1)
     (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
