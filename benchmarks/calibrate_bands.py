@@ -1,16 +1,17 @@
 """Set a shipped language model's decoding: the last digit kept whole, and band scales.
 
     python benchmarks/calibrate_bands.py --model model/lm [--data ../shared/data/gha-runs]
-        [--exact-last | --sampled-last]
+        [--exact-last | --sampled-last] [--sampling independent|stratified|quantiles]
 
 What ``laser-ci eval --folds 5 ... --lm-ship DIR --lm-exact-last --lm-calibrate-bands`` does
 to the model it ships, for a model folder shipped before those options existed: writes
-``decoding.exact_last`` (:func:`laser_ci.predictors.decode.sample_numbers`) into its
-``laser.json``, then fits its p10-p90 band scales (:mod:`laser_ci.training.bands`) on the
-examples of fold 0 (:func:`laser_ci.training.folds.fold_of` with K = 5), the examples that
-picked a shipped model's epoch, never its training examples, and writes them too. Prints one
-JSON object: the scales and, on those examples, each regime's coverage and median p90/p10
-before and after. Needs the ``train`` extra (the examples' history).
+``decoding.exact_last`` (:func:`laser_ci.predictors.decode.sample_numbers`) and, with
+``--sampling``, ``decoding.sampling`` into its ``laser.json``, then fits its p10-p90 band
+scales (:mod:`laser_ci.training.bands`) on the examples of fold 0
+(:func:`laser_ci.training.folds.fold_of` with K = 5), the examples that picked a shipped
+model's epoch, never its training examples, and writes them too. Prints one JSON object:
+the scales and, on those examples, each regime's coverage and median p90/p10 before and
+after. Needs the ``train`` extra (the examples' history).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.predictors.lm import CONFIG_NAME, LaserModel  # noqa: E402
+from laser_ci.predictors.lm import CONFIG_NAME, SAMPLING, LaserModel  # noqa: E402
 from laser_ci.training import metrics  # noqa: E402
 from laser_ci.training.bands import (  # noqa: E402
     DEFAULT_TARGET,
@@ -52,13 +53,18 @@ def main() -> int:
     last = ap.add_mutually_exclusive_group()
     last.add_argument("--exact-last", dest="exact_last", action="store_true", default=None)
     last.add_argument("--sampled-last", dest="exact_last", action="store_false")
+    ap.add_argument("--sampling", choices=SAMPLING, default=None)
     args = ap.parse_args()
 
     folder = Path(args.model)
     path = folder / CONFIG_NAME
-    if args.exact_last is not None:
+    if args.exact_last is not None or args.sampling is not None:
         config = json.loads(path.read_text(encoding="utf-8"))
-        config.setdefault("decoding", {})["exact_last"] = args.exact_last
+        decoding = config.setdefault("decoding", {})
+        if args.exact_last is not None:
+            decoding["exact_last"] = args.exact_last
+        if args.sampling is not None:
+            decoding["sampling"] = args.sampling
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     val = [e for e in load_examples(args.data, history=True) if fold_of(e.repo, 5) == 0]
     raw = LaserModel(folder, band_scale={})
@@ -67,7 +73,8 @@ def main() -> int:
     write_band_scale(folder, fit, examples=len(val))
     before = summary(by_regime)
     after = summary(regime_predictions(LaserModel(folder), val))  # as the folder now reads
-    print(json.dumps({"model": str(folder), "exact_last": raw.exact_last, "examples": len(val),
+    print(json.dumps({"model": str(folder), "exact_last": raw.exact_last,
+                      "sampling": raw.sampling, "examples": len(val),
                       "target": DEFAULT_TARGET, "band_scale": fit, "before": before,
                       "after": after,
                       "command": "python benchmarks/calibrate_bands.py " + " ".join(sys.argv[1:])},

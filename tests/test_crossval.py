@@ -436,9 +436,11 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
         "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
         "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--lm-exact-last",
-        "--lm-calibrate-bands", "--lm-samples", "4", "--format", "json"))
+        "--lm-calibrate-bands", "--lm-samples", "4", "--lm-sampling", "quantiles",
+        "--format", "json"))
     assert len(seen) == 3  # decoding options: the same fold models, scored again
-    assert exact["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True, "samples": 4}
+    assert exact["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True, "samples": 4,
+                                       "sampling": "quantiles"}
     assert again["lm"]["decoding"] == {"exact_last": False, "calibrate_bands": False}
     assert exact["predictors"]["laser-lm"]["all"]["n"] == res["predictors"]["laser-lm"]["all"]["n"]
     for f in range(3):  # each fold's scales, fit on its val part, are in its laser.json

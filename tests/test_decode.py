@@ -384,6 +384,42 @@ def test_stratified_samples_follow_the_distribution():
         assert abs(np.mean(pooled <= values[at]) - cdf[at]) < 0.015
 
 
+@pytest.mark.parametrize("n", [1, 2, 16, 50])
+def test_quantile_samples_are_the_exact_quantiles(n: int):
+    """``quantiles``: sample k is the distribution's value at level (k + 1/2) / n (the
+    inverse CDF, digit by digit), whatever the seed and the batch."""
+    codec = SURE_CODEC
+    sk = make_skeleton(codec)
+    values, probs = _exact_distribution(codec)
+    cdf = np.cumsum(probs) / probs.sum()
+    levels = (np.arange(n) + 0.5) / n
+    expected = values[np.minimum(np.searchsorted(cdf, levels, side="right"), len(values) - 1)]
+    ps = prompts(5, seed=2)
+    out = sample_numbers(FakeDecoder(12, _fixed), ps, sk, num_samples=n, quantiles=True)
+    for samples in out:
+        np.testing.assert_array_equal(samples, expected)
+    again = sample_numbers(FakeDecoder(12, _fixed), ps[2:3], sk, num_samples=n, seed=7,
+                           quantiles=True)
+    np.testing.assert_array_equal(again[0], expected)
+
+
+def test_quantile_samples_parse_and_do_not_depend_on_the_batch():
+    codec = NumberCodec(min_exponent=-3, max_exponent=12)
+    sk = make_skeleton(codec, full_vocab=True)
+    ps = prompts(9, seed=4)
+    together = sample_numbers(FakeDecoder(len(VOCAB)), ps, sk, num_samples=16, quantiles=True,
+                              max_batch_jobs=4)
+    for p, samples in zip(ps, together, strict=True):
+        (alone,) = sample_numbers(FakeDecoder(len(VOCAB)), [p], sk, num_samples=16,
+                                  quantiles=True)
+        np.testing.assert_array_equal(samples, alone)
+        assert len(samples) == 16 and np.all(np.diff(samples) >= 0)
+        for v in samples:
+            assert codec.from_string(codec.to_string(v)) == v
+    with pytest.raises(ValueError, match="one"):
+        sample_numbers(FakeDecoder(len(VOCAB)), ps, sk, quantiles=True, stratified=True)
+
+
 @pytest.mark.parametrize(
     ("prev", "options", "expected"),
     [
@@ -590,14 +626,21 @@ def test_prompt_lines_outcome_and_cold_reference(tok, outcome, cold_reference, t
     codec = NumberCodec(min_exponent=-2)
     pc = PromptCodec(tok, codec, max_prompt_tokens=600, warm_target="ratio", outcome=outcome,
                      cold_reference=cold_reference)
-    full = pc.with_prompt_lines(text, **kwargs)
+    _check_prompt(pc, pc.with_prompt_lines(text, **kwargs), expected_end, reference)
+
+
+def _check_prompt(pc: PromptCodec, full: str, expected_end: str, reference: float | None):
+    """``full``'s prompt ends with ``expected_end``, and its output is relative to
+    ``reference`` (None: the output is the runtime itself)."""
     (ids,) = pc.encode_texts([full])
-    assert tok.decode(ids[1:-1]).endswith(expected_end)
+    assert pc.tokenizer.decode(ids[1:-1]).endswith(expected_end)
     ref = pc.reference(full)
     if reference is None:
         assert ref is None
     else:
         assert ref * 10**0.5 == pytest.approx(reference)
+        out, _ = pc.target(reference, ref)  # the runtime equal to the reference
+        assert pc.decode_output(out) == '{"runtime_s": "3.16e+00"}'
 
 
 @pytest.mark.parametrize(
@@ -627,16 +670,8 @@ def test_prompt_lines_warm_reference(tok, cold_reference, text, reference, expec
     codec = NumberCodec(min_exponent=-2)
     pc = PromptCodec(tok, codec, max_prompt_tokens=600, warm_target="ratio", outcome=True,
                      cold_reference=cold_reference, warm_reference=True)
-    full = pc.with_prompt_lines(text, reference=reference)
-    (ids,) = pc.encode_texts([full])
-    assert tok.decode(ids[1:-1]).endswith(expected_end)
-    ref = pc.reference(full)
-    if expected_ref is None:
-        assert ref is None
-    else:
-        assert ref * 10**0.5 == pytest.approx(expected_ref)
-        out, _ = pc.target(expected_ref, ref)  # the runtime equal to the reference
-        assert pc.decode_output(out) == '{"runtime_s": "3.16e+00"}'
+    _check_prompt(pc, pc.with_prompt_lines(text, reference=reference), expected_end,
+                  expected_ref)
     with pytest.raises(ValueError, match="reference line needs"):
         PromptCodec(tok, codec, warm_reference=True)  # needs ratio outputs
 

@@ -402,37 +402,51 @@ def _tiny_tabular(examples):
     return TabularPredictor(names, model, -0.5, 0.5, info={"params": {}})
 
 
-def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path, tmp_path: Path):
-    """With ``cold_reference``: a cold text's prompt ends with the tabular p50 and its samples
-    are the loop's numbers times that p50 over √10; a warm text keeps the history median;
-    every prompt asks for ``outcome: success``; the reference files are hashed."""
-    from laser_ci.predictors.decode import sample_numbers
+WARM_JOB = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
+            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
+            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
+
+
+def _ratio_folder(artifact: Path, folder: Path, *, warm_reference: bool):
+    """A copy of the artifact as a ratio model reading the prompt lines, a tiny tabular
+    reference attached; returns the folder, that reference and a cold text."""
     from laser_ci.training.references import attach_reference
 
     examples = [replace_repo(e, f"o/r{i % 4}") for i, e in enumerate(synthetic_examples())]
     tabular = _tiny_tabular(examples)
-    folder = tmp_path / "ref"
     shutil.copytree(artifact, folder)
     config = json.loads((folder / "laser.json").read_text())
     config["prompt"]["warm_target"] = "ratio"
     config["codec"]["min_exponent"] = -2
     (folder / "laser.json").write_text(json.dumps(config))
-    attach_reference(folder, outcome=True, reference=tabular)
+    attach_reference(folder, outcome=True, reference=tabular, warm_reference=warm_reference)
+    return folder, tabular, examples[0].text
+
+
+def _loop_numbers(lm: LaserModel, texts: list[str]) -> list[np.ndarray]:
+    """The constrained loop's own numbers for ``texts`` (prompt lines included), decoded as
+    ``lm`` decodes, before any reference multiplies them."""
+    from laser_ci.predictors.decode import sample_numbers
+
+    return sample_numbers(lm.decoder, lm.prompt.encode_texts(texts), lm.skeleton,
+                          num_samples=lm.num_samples, seed=lm.seed, pad_id=lm.prompt.pad_id,
+                          stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
+                          max_batch_jobs=lm.batch_jobs)
+
+
+def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path, tmp_path: Path):
+    """With ``cold_reference``: a cold text's prompt ends with the tabular p50 and its samples
+    are the loop's numbers times that p50 over √10; a warm text keeps the history median;
+    every prompt asks for ``outcome: success``; the reference files are hashed."""
+    folder, tabular, cold = _ratio_folder(artifact, tmp_path / "ref", warm_reference=False)
     lm = LaserModel(folder, num_samples=8)
     assert lm.prompt.outcome and lm.prompt.cold_reference
-    cold = examples[0].text
-    warm = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
-            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
-            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
     p50 = tabular.predict([cold])[0].p50
-    texts = lm.prompt_texts([cold, warm])
+    texts = lm.prompt_texts([cold, WARM_JOB])
     assert texts[0].endswith(f"outcome: success\nreference: {lm.codec.to_string(p50)}\n")
     assert texts[1].endswith("outcome: success\n") and "reference:" not in texts[1]
-    got = lm.sample([cold, warm])
-    raw = sample_numbers(lm.decoder, lm.prompt.encode_texts(texts), lm.skeleton, num_samples=8,
-                         seed=lm.seed, pad_id=lm.prompt.pad_id,
-                         stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
-                         max_batch_jobs=lm.batch_jobs)
+    got = lm.sample([cold, WARM_JOB])
+    raw = _loop_numbers(lm, texts)
     ref = float(lm.codec.to_string(p50)) / 10**0.5  # the reference as the prompt writes it
     np.testing.assert_allclose(got[0], raw[0] * ref)
     np.testing.assert_allclose(got[1], raw[1] * 300.0 / 10**0.5)
@@ -448,34 +462,16 @@ def test_warm_reference_folder_writes_ratios_to_the_tabular_p50_of_warm_texts(
     """With ``warm_reference`` too, a text with history also ends with the reference
     model's p50 of that text, and its samples are multiplied by it instead of the history
     median; the flag without the reference model is refused."""
-    from laser_ci.predictors.decode import sample_numbers
-    from laser_ci.training.references import attach_reference
-
-    examples = [replace_repo(e, f"o/r{i % 4}") for i, e in enumerate(synthetic_examples())]
-    tabular = _tiny_tabular(examples)
-    folder = tmp_path / "warmref"
-    shutil.copytree(artifact, folder)
-    config = json.loads((folder / "laser.json").read_text())
-    config["prompt"]["warm_target"] = "ratio"
-    config["codec"]["min_exponent"] = -2
-    (folder / "laser.json").write_text(json.dumps(config))
-    attach_reference(folder, outcome=True, reference=tabular, warm_reference=True)
+    folder, tabular, cold = _ratio_folder(artifact, tmp_path / "warmref", warm_reference=True)
     assert json.loads((folder / "laser.json").read_text())["prompt"]["warm_reference"] == "tabular"
     lm = LaserModel(folder, num_samples=8)
     assert lm.prompt.warm_reference and lm.prompt.cold_reference
-    cold = examples[0].text
-    warm = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
-            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
-            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
-    p50s = [r.p50 for r in tabular.predict([cold, warm])]
-    texts = lm.prompt_texts([cold, warm])
+    p50s = [r.p50 for r in tabular.predict([cold, WARM_JOB])]
+    texts = lm.prompt_texts([cold, WARM_JOB])
     for t, p50 in zip(texts, p50s, strict=True):
         assert t.endswith(f"outcome: success\nreference: {lm.codec.to_string(p50)}\n")
-    got = lm.sample([cold, warm])
-    raw = sample_numbers(lm.decoder, lm.prompt.encode_texts(texts), lm.skeleton, num_samples=8,
-                         seed=lm.seed, pad_id=lm.prompt.pad_id,
-                         stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
-                         max_batch_jobs=lm.batch_jobs)
+    got = lm.sample([cold, WARM_JOB])
+    raw = _loop_numbers(lm, texts)
     for g, r, p50 in zip(got, raw, p50s, strict=True):
         np.testing.assert_allclose(g, r * float(lm.codec.to_string(p50)) / 10**0.5)
     config = json.loads((folder / "laser.json").read_text())

@@ -41,6 +41,16 @@
   a sample from hinging on the last bits of the logits. The order is exact within one
   exponent (the mantissa is written first), which is where a warm ``ratio`` model's
   outputs sit (:mod:`laser_ci.text.tokenize`).
+* ``quantiles=True`` places the N samples instead of drawing them: sample ``k`` is the
+  value at the fixed level ``(k + 1/2) / N`` of the model's distribution, read digit by
+  digit. Each branch holds its samples' levels within its own share of [0, 1); a choice
+  lays the legal tokens' probabilities end to end on that share (in value order, as
+  stratified does), each level goes to the token it falls in, and is rescaled to that
+  token's share for the next choice. Within one exponent this is the inverse CDF, exactly;
+  the median of the N samples then carries no sampling noise (the same text always gives
+  the same values, with no seed), and the tree is as large as stratified sampling's. A
+  level near the boundary of two tokens can flip with the last bits of the logits, moving
+  the sample to the neighbouring value.
 * ``exact_last=True`` samples every choice but the last one (the exponent's last digit of
   ``d.dde+dd``): a branch of c samples that reaches it takes every legal last token, each
   with weight c times its probability, and the job's values are the quantiles of that
@@ -269,6 +279,8 @@ class _Branch:
     seen: int  # real tokens before the next fed one (its position id)
     pending: list[int]  # known ids to feed before the next choice
     logits: np.ndarray | None = None  # next-token logits once everything is fed
+    # quantiles: where the branch's samples sit in its share of [0, 1), ascending
+    points: np.ndarray | None = None
 
 
 def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str]) -> list[str]:
@@ -499,6 +511,7 @@ def sample_numbers(
     shared: Sequence[Sequence[int]] | None = None,
     prefix_store: PrefixStore | None = None,
     exact_last: bool = False,
+    quantiles: bool = False,
 ) -> list[np.ndarray]:
     """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
 
@@ -506,8 +519,11 @@ def sample_numbers(
     ``shared``, each prompt is ``shared[i] + prompts[i]`` and the distinct ``shared``
     prefixes are computed once (see the module doc; the samples are those of the whole
     prompt's ids, however it is split); ``prefix_store`` keeps their caches for later
-    calls. ``stratified`` and ``exact_last``: see the module doc.
+    calls. ``stratified``, ``quantiles`` and ``exact_last``: see the module doc.
     """
+    if quantiles and stratified:
+        raise ValueError("quantiles and stratified are two ways to place the samples: one")
+    ordered = stratified or quantiles
     codec = skeleton.codec
     prefix = skeleton.prefix()
     first_slot = next(i for i, p in enumerate(skeleton.pieces) if isinstance(p, int))
@@ -521,7 +537,7 @@ def sample_numbers(
         key = (len(tokens), "".join(tokens[codec.mantissa_digits:]))
         if key not in options_of:
             options = codec.possible_next_tokens(tokens)
-            options_of[key] = tuple(value_order(codec, tokens, options) if stratified
+            options_of[key] = tuple(value_order(codec, tokens, options) if ordered
                                     else options)
         return options_of[key]
 
@@ -545,8 +561,9 @@ def sample_numbers(
         past = cache.batch([heads[i] for i in bucket]) if cache and heads else None
         tree = _Tree(decoder, ids, mask, past)
         keys = [job_key(seed, whole[i]) for i in bucket]
+        start = (np.arange(num_samples) + 0.5) / num_samples if quantiles else None
         branches = [
-            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
+            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j], start)
             for j in range(len(bucket))
         ]
         # exact_last: each job's (value, weight) pairs
@@ -577,15 +594,24 @@ def sample_numbers(
                         leaves[b.job] += [(value_of([*b.tokens, tok]), b.count * float(q))
                                           for tok, q in zip(options, row, strict=True) if q > 0]
                     continue
-                counts = draw_counts(
-                    p, [b.count for b in group],
-                    np.concatenate([branch_uniforms(keys[b.job], b.tokens, b.count)
-                                    for b in group]), stratified)
-                for b, row in zip(group, counts, strict=True):
+                if quantiles:  # the points themselves, no draw
+                    points = np.concatenate([b.points for b in group])  # type: ignore[misc]
+                else:
+                    points = np.concatenate([branch_uniforms(keys[b.job], b.tokens, b.count)
+                                             for b in group])
+                counts = draw_counts(p, [b.count for b in group], points, stratified)
+                for b, row, q in zip(group, counts, p, strict=True):
+                    lower = np.cumsum(q) - q
+                    taken = np.cumsum(row) - row  # a token's points are a run of the sorted ones
                     for t in np.flatnonzero(row):
                         tok = options[t]
+                        sub = None
+                        if quantiles:  # where they sit in the token's own share
+                            sub = b.points[taken[t]:taken[t] + row[t]]  # type: ignore[index]
+                            sub = np.clip((sub - lower[t]) / max(q[t], 1e-300), 0.0,
+                                          np.nextafter(1.0, 0.0))
                         children.append(_Branch(b.job, int(row[t]), [*b.tokens, tok], b.cache,
-                                                b.seen, [skeleton.token_ids[tok]]))
+                                                b.seen, [skeleton.token_ids[tok]], None, sub))
             branches = children
         if exact_last:
             for k, i in enumerate(bucket):

@@ -16,7 +16,7 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
 (:func:`laser_ci.predictors.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
-``sampling`` independent or stratified, ``exact_last``: the last digit's distribution kept
+``sampling`` independent, stratified or quantiles, ``exact_last``: the last digit's distribution kept
 whole, absent: false), one job per batch for a dynamic int8 graph, and the result is their
 p10/median/p90. A ``shared-prefix`` model (``prompt.layout``) computes the
 KV cache of a body its texts share once (:mod:`laser_ci.text.tokenize`). A ``ratio``
@@ -53,7 +53,8 @@ FORMAT_VERSION = 1
 REFERENCE_DIR = "reference"
 COLD_REFERENCES = ("tabular",)  # laser.json prompt.cold_reference
 DEFAULT_THREADS = 2
-SAMPLING = ("independent", "stratified")  # laser.json "decoding": see laser_ci.predictors.decode
+# laser.json "decoding.sampling": see laser_ci.predictors.decode
+SAMPLING = ("independent", "stratified", "quantiles")
 BAND_REGIMES = ("warm", "cold")  # laser.json "decoding.band_scale": see laser_ci.training.bands
 
 
@@ -233,6 +234,7 @@ class LaserModel:
             pad_id=self.prompt.pad_id,
             stats=stats,
             stratified=self.sampling == "stratified",
+            quantiles=self.sampling == "quantiles",
             exact_last=self.exact_last,
             max_batch_jobs=self.batch_jobs,
         )

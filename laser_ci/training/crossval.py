@@ -138,6 +138,7 @@ class LMRecipe:
     # p10-p90 band scales fit on the fold's val part (laser_ci.training.bands); else none
     calibrate_bands: bool = False
     samples: int | None = None  # samples per text (None: the fold model's laser.json)
+    sampling: str | None = None  # how they are placed (None: the fold model's laser.json)
     cfg: Any = None
     pretrained: dict[str, Any] = field(default_factory=dict)
 
@@ -201,7 +202,8 @@ class LMRecipe:
         from laser_ci.training.bands import calibrate, write_band_scale
 
         threads = max(1, self.cfg.threads)
-        kw = {"threads": threads, "exact_last": self.exact_last, "num_samples": self.samples}
+        kw = {"threads": threads, "exact_last": self.exact_last, "num_samples": self.samples,
+              "sampling": self.sampling}
         raw = LaserModel(folder, band_scale={}, **kw)
         if not self.calibrate_bands:
             return raw
@@ -267,6 +269,8 @@ class LMRecipe:
             self._load(Path(tmp), val)  # the band scales, as a fold's
             config = json.loads((Path(tmp) / CONFIG_NAME).read_text(encoding="utf-8"))
             config["decoding"]["exact_last"] = self.exact_last
+            if self.sampling:
+                config["decoding"]["sampling"] = self.sampling
             config["training"] = {**config.get("training", {}), "recipe": self.describe(),
                                   "train": len(train), "val": len(val), "folds": k}
             log = json.loads((Path(tmp) / "train_report.json").read_text(encoding="utf-8"))
@@ -284,7 +288,8 @@ class LMRecipe:
                 "config": asdict(self.cfg),
                 "decoding": {"exact_last": self.exact_last,
                              "calibrate_bands": self.calibrate_bands,
-                             **({"samples": self.samples} if self.samples else {})},
+                             **({"samples": self.samples} if self.samples else {}),
+                             **({"sampling": self.sampling} if self.sampling else {})},
                 "note": "fine-tuned per fold from a base pretrained on the unlabeled workflow "
                         "corpus (no labels; the corpus includes the held-out folds' "
                         "repositories' workflow files)"}
@@ -906,7 +911,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_quantization: str = "dynamic", lm_ship: str | None = None,
             lm_exact_last: bool = False, predictions_path: str | None = None,
             lm_pairs: int = 0, lm_calibrate_bands: bool = False,
-            lm_samples: int | None = None, lm_warm_reference: bool = False) -> None:
+            lm_samples: int | None = None, lm_warm_reference: bool = False,
+            lm_sampling: str | None = None) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -933,7 +939,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           layout=lm_layout, quantization=lm_quantization,
                           exact_last=lm_exact_last, pairs=lm_pairs,
                           calibrate_bands=lm_calibrate_bands, samples=lm_samples,
-                          warm_reference=lm_warm_reference)
+                          warm_reference=lm_warm_reference, sampling=lm_sampling)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -1021,6 +1027,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts.append("--lm-calibrate-bands")
         if lm.samples:
             parts += ["--lm-samples", str(lm.samples)]
+        if lm.sampling:
+            parts += ["--lm-sampling", lm.sampling]
     return " ".join(parts + ["--write-cards"])
 
 

@@ -98,6 +98,10 @@ from laser_ci.training.history import REGIMES
                    "latest (changed configurations from pairs of runs) [0].")
 @click.option("--lm-samples", type=click.IntRange(min=1), default=None,
               help="--folds: samples per text when scoring laser-lm [the fold model's, 16].")
+@click.option("--lm-sampling", type=click.Choice(["independent", "stratified", "quantiles"]),
+              default=None,
+              help="--folds: how laser-lm's samples are placed when scoring "
+                   "(laser_ci.predictors.decode) [the fold model's, stratified].")
 @click.option("--lm-calibrate-bands", is_flag=True,
               help="--folds: scale laser-lm's p10-p90 bands, warm and cold apart, so they hold "
                    "80% of the fold's val part (laser_ci.training.bands).")
@@ -144,6 +148,7 @@ def eval_command(
     lm_pairs: int | None,
     lm_calibrate_bands: bool,
     lm_samples: int | None,
+    lm_sampling: str | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -156,7 +161,8 @@ def eval_command(
                "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
                "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
                "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
-               "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference}
+               "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference,
+               "--lm-sampling": lm_sampling}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -175,7 +181,7 @@ def eval_command(
                 lm_ship=lm_ship, lm_exact_last=lm_exact_last,
                 predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
                 lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
-                lm_warm_reference=lm_warm_reference)
+                lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
