@@ -8,7 +8,10 @@ conclusion set, as the CV report's ``paired`` block does for predictors of one r
 to compare two recipes of one predictor (another decoding, prompt or training set).
 
     python benchmarks/paired_runs.py A.jsonl B.jsonl [--a laser-lm] [--b laser-lm]
-        [--markdown]
+        [--fold F [--folds K]] [--markdown]
+
+``--fold F``: only the runs of fold F's repositories (:func:`laser_ci.training.folds.fold_of`),
+for a recipe run on one fold with the other folds' models reused.
 
 Negative differences: ``A`` is better. A difference whose interval spans zero is a tie.
 """
@@ -23,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.training import metrics  # noqa: E402
+from laser_ci.training.folds import fold_of  # noqa: E402
 
 REGIMES = ("prior", "none")
 SUBSETS = ("all", "warm", "warm-changed", "cold")  # warm includes warm-changed
@@ -89,9 +93,15 @@ def main() -> int:
     ap.add_argument("b")
     ap.add_argument("--a", dest="pa", default=None, help="predictor of A [its only one]")
     ap.add_argument("--b", dest="pb", default=None, help="predictor of B [its only one]")
+    ap.add_argument("--fold", type=int, default=None, help="only this fold's repositories")
+    ap.add_argument("--folds", type=int, default=5, help="K of --fold [5]")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
-    rows = compare(load(args.a, args.pa), load(args.b, args.pb))
+    a, b = load(args.a, args.pa), load(args.b, args.pb)
+    if args.fold is not None:
+        a, b = ({k: r for k, r in rows.items() if fold_of(r["repo"], args.folds) == args.fold}
+                for rows in (a, b))
+    rows = compare(a, b)
     head = ["regime", "subset", "runs", "n", "A", "B", "A - B [95%]", "p10-p90 cover A / B"]
     lines = [head]
     for r in rows:
@@ -100,6 +110,8 @@ def main() -> int:
                       f"{r['cov_a']:.1%} / {r['cov_b']:.1%}"])
     print(f"A: {args.a}" + (f" ({args.pa})" if args.pa else ""))
     print(f"B: {args.b}" + (f" ({args.pb})" if args.pb else ""))
+    if args.fold is not None:
+        print(f"fold {args.fold} of {args.folds} only")
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
