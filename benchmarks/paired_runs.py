@@ -48,6 +48,11 @@ def load(path: str, predictor: str | None) -> dict[str, dict]:
     return rows
 
 
+def only_fold(rows: dict[str, dict], fold: int, k: int) -> dict[str, dict]:
+    """The rows of fold ``fold``'s repositories (of ``k``)."""
+    return {key: r for key, r in rows.items() if fold_of(r["repo"], k) == fold}
+
+
 def in_subset(row: dict, subset: str) -> bool:
     if subset == "all":
         return True
@@ -99,8 +104,7 @@ def main() -> int:
     args = ap.parse_args()
     a, b = load(args.a, args.pa), load(args.b, args.pb)
     if args.fold is not None:
-        a, b = ({k: r for k, r in rows.items() if fold_of(r["repo"], args.folds) == args.fold}
-                for rows in (a, b))
+        a, b = only_fold(a, args.fold, args.folds), only_fold(b, args.fold, args.folds)
     rows = compare(a, b)
     head = ["regime", "subset", "runs", "n", "A", "B", "A - B [95%]", "p10-p90 cover A / B"]
     lines = [head]
