@@ -601,8 +601,8 @@ def sample_numbers(
                                              for b in group])
                 counts = draw_counts(p, [b.count for b in group], points, stratified)
                 for b, row, q in zip(group, counts, p, strict=True):
-                    lower = np.cumsum(q) - q
-                    taken = np.cumsum(row) - row  # a token's points are a run of the sorted ones
+                    if quantiles:  # a token's points are a run of the branch's sorted ones
+                        lower, taken = np.cumsum(q) - q, np.cumsum(row) - row
                     for t in np.flatnonzero(row):
                         tok = options[t]
                         sub = None

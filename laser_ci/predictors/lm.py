@@ -51,7 +51,7 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
 REFERENCE_DIR = "reference"
-COLD_REFERENCES = ("tabular",)  # laser.json prompt.cold_reference
+REFERENCE_MODELS = ("tabular",)  # laser.json prompt.cold_reference and prompt.warm_reference
 DEFAULT_THREADS = 2
 # laser.json "decoding.sampling": see laser_ci.predictors.decode
 SAMPLING = ("independent", "stratified", "quantiles")
@@ -176,9 +176,9 @@ class LaserModel:
         cold_reference = prompt.get("cold_reference")
         warm_reference = prompt.get("warm_reference")
         for key, value in (("cold_reference", cold_reference), ("warm_reference", warm_reference)):
-            if value is not None and value not in COLD_REFERENCES:
+            if value is not None and value not in REFERENCE_MODELS:
                 raise ModelFileError(f"{self.model_dir}: prompt.{key} {value!r}, expected one "
-                                     f"of {COLD_REFERENCES}")
+                                     f"of {REFERENCE_MODELS}")
         if warm_reference is not None and cold_reference is None:
             raise ModelFileError(f"{self.model_dir}: prompt.warm_reference without "
                                  "prompt.cold_reference (the reference model)")

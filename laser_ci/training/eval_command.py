@@ -8,6 +8,7 @@ import json
 import click
 
 from laser_ci.predictors.base import Predictor
+from laser_ci.predictors.lm import SAMPLING
 from laser_ci.text.tokenize import LAYOUTS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, load_examples
@@ -98,8 +99,7 @@ from laser_ci.training.history import REGIMES
                    "latest (changed configurations from pairs of runs) [0].")
 @click.option("--lm-samples", type=click.IntRange(min=1), default=None,
               help="--folds: samples per text when scoring laser-lm [the fold model's, 16].")
-@click.option("--lm-sampling", type=click.Choice(["independent", "stratified", "quantiles"]),
-              default=None,
+@click.option("--lm-sampling", type=click.Choice(SAMPLING), default=None,
               help="--folds: how laser-lm's samples are placed when scoring "
                    "(laser_ci.predictors.decode) [the fold model's, stratified].")
 @click.option("--lm-calibrate-bands", is_flag=True,

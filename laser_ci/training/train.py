@@ -941,14 +941,12 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     if reference_model is not None:
         from laser_ci.training.references import reference_key
 
-        refs = {reference_key(e): r for e, r in zip(
-            examples, prompt_references(reference_model, [e.text for e in examples]),
-            strict=True)}
+        texts = [(e, False, e.text) for e in examples]
         if cfg.warm_reference:
-            warm = [e for e in examples if e.text_warm is not None]
-            refs.update({reference_key(e, warm=True): r for e, r in zip(
-                warm, prompt_references(reference_model, [e.text_warm for e in warm], warm=True),
-                strict=True)})
+            texts += [(e, True, e.text_warm) for e in examples if e.text_warm is not None]
+        refs = {reference_key(e, warm=w): r for (e, w, _), r in zip(
+            texts, prompt_references(reference_model, [t for _, _, t in texts],
+                                     warm=cfg.warm_reference is not None), strict=True)}
     train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg, refs)
     prompt = prompt_codec(tok, codec, cfg)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
