@@ -171,6 +171,9 @@ class PromptCodec:
     cold_reference: bool = False  # texts without history carry a ``reference:`` runtime
     warm_reference: bool = False  # texts with history carry one too (see the module doc)
     layout: str = "serial"  # see the module doc
+    # the (pad, start, separator) tokens: this tokenizer's SPECIAL_TOKENS, or a pretrained
+    # tokenizer's own (laser_ci.training.pretrained: Gemma's <pad>, <bos> and a newline)
+    specials: tuple[str, str, str] = (PAD, EOS, SEP)
     # filled in __post_init__
     pad_id: int = field(init=False)
     eos_id: int = field(init=False)
@@ -186,7 +189,10 @@ class PromptCodec:
         if (self.cold_reference or self.warm_reference) and self.warm_target != "ratio":
             raise ValueError("a reference line needs warm_target 'ratio' (outputs are ratios)")
         t = self.tokenizer
-        self.pad_id, self.eos_id, self.sep_id = (t.token_to_id(s) for s in SPECIAL_TOKENS)
+        ids = [t.token_to_id(s) for s in self.specials]
+        if any(i is None for i in ids):
+            raise ValueError(f"special tokens {self.specials}: not all in the vocabulary ({ids})")
+        self.pad_id, self.eos_id, self.sep_id = ids
         self.token_ids = {}
         for s in self.codec.all_tokens():
             ids = t.encode(s, add_special_tokens=False).ids

@@ -1,0 +1,131 @@
+"""One fold of the cross-validation for a language-model recipe that is too slow for five:
+lever 4 (Gemma-3-270M, a registry package's pretrained base, LoRA-fine-tuned on the CPU with
+the shipped prompts: :mod:`laser_ci.training.pretrained`) or, to pair it with, the shipped
+recipe (:class:`laser_ci.training.crossval.LMRecipe` as the model card runs it), scored on
+one held-out fold beside ``tabular`` and ``history-median``.
+
+The fold is ``laser-ci eval --folds 5``'s (``crossval._one_fold``): the same repositories
+held out, the same inner val fold, the same out-of-fold tabular references in the training
+texts, the fold's own tabular model as the reference at inference, decoded by the shipped
+loop (16 stratified samples, the last digit whole), band scales fit on the val part
+(``--calibration`` examples of it for Gemma, all of it for the shipped recipe). It writes
+``--predictions`` in ``eval --predictions``' format (``laser-gemma`` or ``laser-lm`` beside
+the baselines), for ``benchmarks/paired_runs.py``:
+
+    python benchmarks/one_fold.py ../shared/data/gha-runs --recipe gemma --base runs/gemma_base \\
+        --fold 0 --minutes 50 --keep runs/gemma_folds --predictions runs/gemma_fold0.jsonl
+    python benchmarks/one_fold.py ../shared/data/gha-runs --recipe shipped \\
+        --base runs/base_corpus/pretrained --fold 0 --minutes 6 --keep runs/small_folds \\
+        --predictions runs/small_fold0.jsonl
+
+``--base``: for ``gemma``, the GGUF dequantized and saved as a transformers folder (the
+loading recipe of ``../shared/docs/pretrained-models.md``); for ``shipped``, the label-free
+base of ``laser-ci train --pretrain-only`` (the model card's command). ``--reuse`` scores a
+kept fold model again. ``--sample N`` scores N held-out runs only (a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.training import metrics  # noqa: E402
+from laser_ci.training.crossval import LM_NAME, LMRecipe, _FoldWork, _one_fold  # noqa: E402
+from laser_ci.training.folds import fold_of  # noqa: E402
+from laser_ci.training.history import subset_of  # noqa: E402
+from laser_ci.training.pretrained import LoraSettings, PretrainedRecipe  # noqa: E402
+
+BASELINES = ["tabular", "history-median"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data_dir")
+    ap.add_argument("--recipe", choices=["gemma", "shipped"], default="gemma")
+    ap.add_argument("--base", required=True)
+    ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--kind", default="workflow", choices=["workflow", "job"])
+    ap.add_argument("--minutes", type=float, default=50.0, help="fine-tuning time limit")
+    ap.add_argument("--max-steps", type=int, default=None)
+    ap.add_argument("--rank", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=4e-4)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--calibration", type=int, default=300,
+                    help="val examples the band scales are fit on")
+    ap.add_argument("--keep", default=None)
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--sample", type=int, default=None, help="score this many held-out runs")
+    ap.add_argument("--predictions", required=True)
+    args = ap.parse_args(argv)
+
+    from laser_ci.training.baselines import text_features
+    from laser_ci.training.examples import load_examples
+
+    t0 = time.time()
+
+    def say(line: str) -> None:
+        print(f"[{time.time() - t0:7.0f}s] {line}", flush=True)
+
+    examples = load_examples(args.data_dir, history=True)
+    k, f = args.folds, args.fold
+    folds = [fold_of(e.repo, k) for e in examples]
+    scored = [i for i, e in enumerate(examples) if e.kind == args.kind and folds[i] == f]
+    if args.sample is not None:
+        scored = sorted(random.Random(0).sample(scored, min(args.sample, len(scored))))
+    say(f"{len(examples)} examples; fold {f}: {len(scored)} {args.kind} runs scored")
+    keep = Path(args.keep) if args.keep else None
+    recipe: LMRecipe | PretrainedRecipe
+    if args.recipe == "gemma":
+        recipe = PretrainedRecipe(
+            Path(args.base),
+            LoraSettings(rank=args.rank, alpha=2 * args.rank, lr=args.lr,
+                         batch_size=args.batch_size, minutes=args.minutes,
+                         max_steps=args.max_steps),
+            keep=keep, reuse=args.reuse, calibration_examples=args.calibration, log=say)
+        lm_name = "laser-gemma"
+    else:  # the model card's cross-validated recipe
+        recipe = LMRecipe(Path(args.base), keep=keep, threads=2, minutes=args.minutes,
+                          prompt_lines=True, layout="shared-prefix", reuse=args.reuse,
+                          exact_last=True, calibrate_bands=True)
+        lm_name = LM_NAME
+    work = _FoldWork(examples, folds, scored, k, [*BASELINES, LM_NAME], "prior", recipe,
+                     text_features(examples), False, None)
+    record, held, preds = _one_fold(work, f)
+    say(f"fold done: {json.dumps(record['seconds'])}")
+    test = [examples[scored[j]] for j in held]
+    with open(args.predictions, "w", encoding="utf-8") as fh:
+        for name, (prior, cold) in preds.items():
+            for e, p, c in zip(test, prior, cold, strict=True):
+                fh.write(json.dumps({
+                    "key": f"{e.repo}|{e.workflow_path}|{e.kind}|{e.job_name or ''}|{e.run_id}",
+                    "repo": e.repo, "subset": subset_of(e), "conclusion": e.conclusion,
+                    "runtime_s": e.runtime_s, "predictor": lm_name if name == LM_NAME else name,
+                    "prior": [p.p10, p.p50, p.p90], "none": [c.p10, c.p50, c.p90]}) + "\n")
+    truth = [e.runtime_s for e in test]
+    subsets = [subset_of(e) for e in test]
+    print(f"\nfold {f}, {len(test)} {args.kind} runs, log-MAE (all runs):")
+    print(f"{'predictor':16} {'cold (none)':>12} {'warm':>8} {'changed':>8} {'cov warm':>9}")
+    for name, (prior, cold) in preds.items():
+        warm = [i for i, s in enumerate(subsets) if s != "cold"]
+        changed = [i for i, s in enumerate(subsets) if s == "warm-changed"]
+
+        def mae(rows: list, idx: list[int]) -> float:
+            return metrics.log_mae([rows[i].p50 for i in idx], [truth[i] for i in idx]) \
+                if idx else float("nan")
+
+        cov = sum(prior[i].p10 <= truth[i] <= prior[i].p90 for i in warm) / max(len(warm), 1)
+        print(f"{lm_name if name == LM_NAME else name:16} {mae(cold, list(range(len(test)))):12.3f} "
+              f"{mae(prior, warm):8.3f} {mae(prior, changed):8.3f} {cov:9.1%}")
+    print(f"wrote {args.predictions}; total {time.time() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
