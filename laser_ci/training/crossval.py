@@ -198,17 +198,20 @@ class LMRecipe:
     def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
         """The model in ``folder`` decoded as this recipe decodes; with ``calibrate_bands``,
         its band scales fit on ``val`` first (and written to its ``laser.json``)."""
-        from laser_ci.predictors.lm import LaserModel
+        from laser_ci.predictors.lm import BAND_REGIMES, LaserModel
         from laser_ci.training.bands import calibrate, write_band_scale
 
         threads = max(1, self.cfg.threads)
         kw = {"threads": threads, "exact_last": self.exact_last, "num_samples": self.samples,
               "sampling": self.sampling}
-        raw = LaserModel(folder, band_scale={}, **kw)
+        model = LaserModel(folder, band_scale={}, **kw)
         if not self.calibrate_bands:
-            return raw
-        write_band_scale(folder, calibrate(raw, val), examples=len(val))
-        return LaserModel(folder, **kw)
+            return model
+        scales = calibrate(model, val)
+        write_band_scale(folder, scales, examples=len(val))
+        # what LaserModel(folder) now reads from laser.json, without opening the model again
+        model.band_scale = {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+        return model
 
     def _check_kept(self, folder: Path) -> None:
         """A kept fold model is reused only if it was trained with this recipe's prompt,
