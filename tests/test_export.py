@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from labeled import Ex
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -40,16 +41,6 @@ from laser_ci.training.train import (  # noqa: E402
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-@dataclass
-class Ex:
-    text: str
-    runtime_s: float
-    kind: str = "job"
-    conclusion: str = "success"
-    repo: str = "o/r"
-    text_warm: str | None = None
 
 
 def synthetic_examples() -> list[Ex]:

@@ -7,7 +7,6 @@ Needs the ``train`` extra and peft; skipped without them. No pretrained weights 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
+from labeled import Ex  # noqa: E402
 from tokenizers import Tokenizer, models, normalizers  # noqa: E402
 
 from laser_ci.predictors.decode import causal_bias, left_pad  # noqa: E402
@@ -85,16 +85,6 @@ def test_prompt_codec_specials_must_exist():
 
 
 # ---- a tiny Gemma 3 ------------------------------------------------------------------------
-
-
-@dataclass
-class Ex:
-    text: str
-    runtime_s: float
-    kind: str = "job"
-    conclusion: str = "success"
-    repo: str = "o/r"
-    text_warm: str | None = None
 
 
 def synthetic() -> list[Ex]:
