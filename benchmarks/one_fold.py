@@ -36,7 +36,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.training import metrics  # noqa: E402
-from laser_ci.training.crossval import LM_NAME, LMRecipe, _FoldWork, _one_fold  # noqa: E402
+from laser_ci.training.crossval import (  # noqa: E402
+    LM_NAME,
+    LMRecipe,
+    _FoldWork,
+    _one_fold,
+    write_predictions,
+)
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import subset_of  # noqa: E402
 from laser_ci.training.pretrained import LoraSettings, PretrainedRecipe  # noqa: E402
@@ -100,14 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     record, held, preds = _one_fold(work, f)
     say(f"fold done: {json.dumps(record['seconds'])}")
     test = [examples[scored[j]] for j in held]
-    with open(args.predictions, "w", encoding="utf-8") as fh:
-        for name, (prior, cold) in preds.items():
-            for e, p, c in zip(test, prior, cold, strict=True):
-                fh.write(json.dumps({
-                    "key": f"{e.repo}|{e.workflow_path}|{e.kind}|{e.job_name or ''}|{e.run_id}",
-                    "repo": e.repo, "subset": subset_of(e), "conclusion": e.conclusion,
-                    "runtime_s": e.runtime_s, "predictor": lm_name if name == LM_NAME else name,
-                    "prior": [p.p10, p.p50, p.p90], "none": [c.p10, c.p50, c.p90]}) + "\n")
+    preds = {lm_name if name == LM_NAME else name: pc for name, pc in preds.items()}
+    write_predictions(args.predictions, test, {n: p for n, (p, _) in preds.items()},
+                      {n: c for n, (_, c) in preds.items()})
     truth = [e.runtime_s for e in test]
     subsets = [subset_of(e) for e in test]
     print(f"\nfold {f}, {len(test)} {args.kind} runs, log-MAE (all runs):")
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                 if idx else float("nan")
 
         cov = sum(prior[i].p10 <= truth[i] <= prior[i].p90 for i in warm) / max(len(warm), 1)
-        print(f"{lm_name if name == LM_NAME else name:16} {mae(cold, list(range(len(test)))):12.3f} "
+        print(f"{name:16} {mae(cold, list(range(len(test)))):12.3f} "
               f"{mae(prior, warm):8.3f} {mae(prior, changed):8.3f} {cov:9.1%}")
     print(f"wrote {args.predictions}; total {time.time() - t0:.0f} s")
     return 0

@@ -24,6 +24,7 @@ from laser_ci.text.numbers import DEFAULT_CODEC  # noqa: E402
 from laser_ci.text.tokenize import PromptCodec, train_tokenizer  # noqa: E402
 from laser_ci.training.pretrained import (  # noqa: E402
     LoraSettings,
+    PretrainedRecipe,
     TorchDecoder,
     TorchLaserModel,
     bpe_from_unigram,
@@ -82,6 +83,21 @@ def test_prompt_codec_specials_must_exist():
     assert PromptCodec(tok, DEFAULT_CODEC).eos_id == 1
     with pytest.raises(ValueError, match="special tokens"):
         PromptCodec(tok, DEFAULT_CODEC, specials=("<pad>", "<bos>", "<sep>"))
+
+
+def test_recipe_prompt_is_the_shipped_models():
+    """The fold recipe's prompt writes numbers with the shipped model's codec (ratios below
+    1 need negative exponents) and reads its prompt lines and layout."""
+    from laser_ci.predictors.lm import read_config
+    from laser_ci.text.numbers import NumberCodec
+
+    shipped = read_config(Path(__file__).parent.parent / "model" / "lm", verify=False)
+    tok = train_tokenizer(["task: job\nrun: sleep 1\n"] * 3, vocab_size=300)
+    prompt = PretrainedRecipe(Path("base"), specials=("<pad>", "<eos>", "<sep>")).prompt(tok)
+    assert prompt.codec == NumberCodec(**shipped["codec"])
+    assert prompt.codec.to_string(0.05) == "5.00e-02"
+    assert (prompt.layout, prompt.outcome, prompt.cold_reference, prompt.max_prompt_tokens) == (
+        shipped["prompt"]["layout"], True, True, shipped["prompt"]["max_prompt_tokens"])
 
 
 # ---- a tiny Gemma 3 ------------------------------------------------------------------------

@@ -18,7 +18,7 @@ with ``<bos>`` and a newline separates it from the output skeleton (:data:`SPECI
 * :class:`TorchLaserModel`: :class:`~laser_ci.predictors.lm.LaserModel`'s prediction (prompt
   lines, references, band scales) over a :class:`TorchDecoder`.
 * :class:`PretrainedRecipe`: a fold's model, as :class:`laser_ci.training.crossval.LMRecipe`
-  makes one (``fit(train, val, fold, k=, tabular=, feats=)``), for ``benchmarks/gemma_fold.py``.
+  makes one (``fit(train, val, fold, k=, tabular=, feats=)``), for ``benchmarks/one_fold.py``.
 
 This is an experiment's code: nothing ships from it (the model is 1 GB in fp32 and decodes
 in torch). It needs the ``train`` extra and ``peft``.
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from laser_ci.predictors.lm import BAND_REGIMES, LaserModel
-from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
+from laser_ci.text.numbers import DEFAULT_CODEC
 from laser_ci.text.tokenize import PromptCodec
 
 SPECIALS = ("<pad>", "<bos>", "\n")  # PromptCodec.specials for Gemma's tokenizer
@@ -118,26 +118,19 @@ def load_base(path: str | Path) -> tuple[Any, Any]:
     return tok, model.eval()
 
 
-def prompt_codec(tokenizer: Any, cfg: Any, codec: NumberCodec = DEFAULT_CODEC,
-                 specials: tuple[str, str, str] = SPECIALS) -> PromptCodec:
-    """The shipped prompt (``cfg``: a :class:`~laser_ci.training.train.TrainConfig`) in
-    ``tokenizer``'s ids."""
-    return PromptCodec(tokenizer, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
-                       outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
-                       warm_reference=cfg.warm_reference is not None, layout=cfg.layout,
-                       specials=specials)
+def _causal_lm(model: Any) -> Any:
+    """The causal LM itself, through a peft wrapper too."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
 def _body(model: Any) -> Any:
-    """The transformer under the causal-LM head (through a peft wrapper too)."""
-    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return inner.model
+    """The transformer under the causal-LM head."""
+    return _causal_lm(model).model
 
 
 def _head(model: Any, columns: Sequence[int]) -> Any:
     """The output embedding rows of ``columns`` (the codec's tokens): ``[columns, d]``."""
-    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return inner.lm_head.weight[list(columns)].detach()
+    return _causal_lm(model).lm_head.weight[list(columns)].detach()
 
 
 def _logits(model: Any, hidden: Any, head: Any) -> Any:
@@ -233,19 +226,18 @@ def number_batch(items: Sequence[Any], pad_id: int, columns: dict[int, int]) -> 
     column of the token)``: the hidden state at ``position - 1`` predicts it."""
     import torch
 
-    n = max(len(it.ids) for it in items)
-    ids = torch.full((len(items), n), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(items), n), dtype=torch.long)
+    from laser_ci.training.train import _collate
+
+    padded = _collate(items, pad_id)
     rows, cols, target = [], [], []
     for r, it in enumerate(items):
-        ids[r, : len(it.ids)] = torch.tensor(it.ids)
-        mask[r, : len(it.ids)] = 1
         for p in it.number_positions:
             rows.append(r)
             cols.append(p - 1)
             target.append(columns[it.ids[p]])
-    return {"input_ids": ids, "attention_mask": mask, "rows": torch.tensor(rows),
-            "cols": torch.tensor(cols), "target": torch.tensor(target)}
+    return {"input_ids": padded["input_ids"], "attention_mask": padded["attention_mask"],
+            "rows": torch.tensor(rows), "cols": torch.tensor(cols),
+            "target": torch.tensor(target)}
 
 
 def number_loss(model: Any, batch: dict[str, Any], head: Any) -> Any:
@@ -334,6 +326,7 @@ class PretrainedRecipe:
     reuse: bool = False  # load a kept adapter instead of fine-tuning
     calibration_examples: int = 300
     num_samples: int = 16
+    specials: tuple[str, str, str] = SPECIALS  # the base tokenizer's (PromptCodec.specials)
     cfg: Any = None
     log: Any = None  # a callable taking one line of progress
 
@@ -343,6 +336,14 @@ class PretrainedRecipe:
         self.base = Path(self.base)
         self.cfg = self.cfg or replace(LM_FOLD_CONFIG, outcome=True, cold_reference="tabular",
                                        layout="shared-prefix")
+
+    def prompt(self, tokenizer: Any) -> PromptCodec:
+        """The shipped recipe's prompt and number codec (``codec_for``: exponents from −2, so
+        a ratio below 1 can be written) in ``tokenizer``'s ids."""
+        from laser_ci.training.train import codec_for, prompt_codec
+
+        return prompt_codec(tokenizer, codec_for(self.cfg, DEFAULT_CODEC), self.cfg,
+                            specials=self.specials)
 
     def fit(self, train: Sequence[Any], val: Sequence[Any], fold: int, *, k: int,
             tabular: Any = None, feats: dict[str, dict[str, float]] | None = None) -> Any:
@@ -364,8 +365,7 @@ class PretrainedRecipe:
         tr, _va = with_history_texts([e for e in train if e.runtime_s > 0],
                                      [e for e in val if e.runtime_s > 0], self.cfg, refs)
         tok, model = load_base(self.base)
-        prompt = prompt_codec(tok, self.cfg)
-        items = make_items(tr, prompt)
+        prompt = self.prompt(tok)
         out = (self.keep / f"fold{fold}") if self.keep else None
         record: dict[str, Any] = {"base": str(self.base), "lora": asdict(self.lora),
                                   "config": json.loads(json.dumps(asdict(self.cfg))),
@@ -377,7 +377,8 @@ class PretrainedRecipe:
             record = json.loads((out / "train_report.json").read_text(encoding="utf-8"))
             say(f"fold {fold}: reusing {out / ADAPTER_DIR}")
         else:
-            model = finetune_lora(model, items, prompt, self.lora, record, progress=say)
+            model = finetune_lora(model, make_items(tr, prompt), prompt, self.lora, record,
+                                  progress=say)
             if out is not None:
                 out.mkdir(parents=True, exist_ok=True)
                 model.save_pretrained(out / ADAPTER_DIR)

@@ -854,11 +854,14 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     return log
 
 
-def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig) -> PromptCodec:
-    """The prompt layout ``cfg`` trains (and its exported folder reads)."""
+def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig,
+                 specials: tuple[str, str, str] | None = None) -> PromptCodec:
+    """The prompt layout ``cfg`` trains (and its exported folder reads); ``specials``: a
+    pretrained tokenizer's own (``PromptCodec.specials``)."""
     return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
                        outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
-                       warm_reference=cfg.warm_reference is not None, layout=cfg.layout)
+                       warm_reference=cfg.warm_reference is not None, layout=cfg.layout,
+                       **({"specials": specials} if specials else {}))
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
