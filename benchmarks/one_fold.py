@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--lr", type=float, default=4e-4)
     ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--device", default="cpu",
+                    help="gemma: where to fine-tune and decode (cuda on a GPU machine)")
     ap.add_argument("--calibration", type=int, default=300,
                     help="val examples the band scales are fit on")
     ap.add_argument("--keep", default=None)
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.base),
             LoraSettings(rank=args.rank, alpha=2 * args.rank, lr=args.lr,
                          batch_size=args.batch_size, minutes=args.minutes,
-                         max_steps=args.max_steps),
+                         max_steps=args.max_steps, device=args.device),
             keep=keep, reuse=args.reuse, calibration_examples=args.calibration, log=say)
         lm_name = "laser-gemma"
     else:  # the model card's cross-validated recipe

@@ -57,6 +57,7 @@ class LoraSettings:
     warmup_frac: float = 0.05
     seed: int = 0
     threads: int = 2  # torch's threads (PretrainedRecipe.fit sets them)
+    device: str = "cpu"  # where the base is fine-tuned and decoded ("cuda" on the device)
 
 
 BPE_FILE = "tokenizer.bpe.json"  # written by bpe_from_unigram next to the base's tokenizer.json
@@ -97,10 +98,10 @@ def bpe_from_unigram(tokenizer_json: str | Path) -> Any:
     return tok
 
 
-def load_base(path: str | Path) -> tuple[Any, Any]:
-    """``(tokenizer, model)`` of a transformers folder: its :data:`BPE_FILE` (made from its
-    ``tokenizer.json`` by :func:`bpe_from_unigram` on first use), else its ``tokenizer.json``
-    as it is (a BPE one already)."""
+def load_base(path: str | Path, device: str = "cpu") -> tuple[Any, Any]:
+    """``(tokenizer, model)`` of a transformers folder, the model in fp32 on ``device``: its
+    :data:`BPE_FILE` (made from its ``tokenizer.json`` by :func:`bpe_from_unigram` on first
+    use), else its ``tokenizer.json`` as it is (a BPE one already)."""
     import torch
     from tokenizers import Tokenizer
     from transformers import AutoModelForCausalLM
@@ -115,7 +116,12 @@ def load_base(path: str | Path) -> tuple[Any, Any]:
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32,
                                                  attn_implementation="sdpa")
-    return tok, model.eval()
+    return tok, model.to(device).eval()
+
+
+def _device(model: Any) -> Any:
+    """The device ``model``'s weights are on."""
+    return next(model.parameters()).device
 
 
 def _causal_lm(model: Any) -> Any:
@@ -148,13 +154,15 @@ class TorchDecoder:
     ``columns`` at every fed position, and the cache as ``[k0, v0, k1, v1, ...]`` numpy
     arrays ``[rows, kv heads, length, head dim]``. The bias is the decoding loop's additive
     mask, used for every layer (sliding-window layers included: prompts are shorter than
-    the window)."""
+    the window). The model runs where its weights are; the loop's arrays stay numpy on the
+    host, moved in and out at each call."""
 
     def __init__(self, model: Any, columns: Sequence[int]) -> None:
         cfg = model.config
         self.model = model
         self.body = _body(model)
         self.head = _head(model, columns)
+        self.device = _device(model)
         self.layers = int(cfg.num_hidden_layers)
         self.kv_heads = int(cfg.num_key_value_heads)
         self.head_dim = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads)
@@ -172,20 +180,22 @@ class TorchDecoder:
 
         if self.window is not None and bias.shape[-1] > self.window:
             raise ValueError(f"{bias.shape[-1]} positions exceed the sliding window {self.window}")
+        def put(a: np.ndarray, dtype: Any) -> Any:
+            return torch.from_numpy(np.ascontiguousarray(a, dtype=dtype)).to(self.device)
+
         cache = DynamicCache()
         for i in range(self.layers):
-            cache.update(torch.from_numpy(past[2 * i]), torch.from_numpy(past[2 * i + 1]), i)
-        mask = torch.from_numpy(np.ascontiguousarray(bias, dtype=np.float32))
+            cache.update(put(past[2 * i], np.float32), put(past[2 * i + 1], np.float32), i)
+        mask = put(bias, np.float32)
         with torch.inference_mode():
-            out = self.body(input_ids=torch.from_numpy(np.ascontiguousarray(input_ids, np.int64)),
-                            position_ids=torch.from_numpy(np.ascontiguousarray(position_ids,
-                                                                               np.int64)),
+            out = self.body(input_ids=put(input_ids, np.int64),
+                            position_ids=put(position_ids, np.int64),
                             attention_mask={"full_attention": mask, "sliding_attention": mask},
                             past_key_values=cache, use_cache=True)
-            logits = _logits(self.model, out.last_hidden_state, self.head).float().numpy()
+            logits = _logits(self.model, out.last_hidden_state, self.head).float().cpu().numpy()
         present: list[np.ndarray] = []
         for layer in out.past_key_values.layers:
-            present += [layer.keys.numpy(), layer.values.numpy()]
+            present += [layer.keys.float().cpu().numpy(), layer.values.float().cpu().numpy()]
         return logits, present
 
 
@@ -223,7 +233,8 @@ class TorchLaserModel(LaserModel):
 
 def number_batch(items: Sequence[Any], pad_id: int, columns: dict[int, int]) -> dict[str, Any]:
     """Right-padded ids and mask, and for each generated position ``(row, position - 1,
-    column of the token)``: the hidden state at ``position - 1`` predicts it."""
+    column of the token)``: the hidden state at ``position - 1`` predicts it. On the host;
+    :func:`finetune_lora` moves it to the model's device."""
     import torch
 
     from laser_ci.training.train import _collate
@@ -267,6 +278,7 @@ def finetune_lora(model: Any, items: Sequence[Any], prompt: PromptCodec, lora: L
     head_ids = [prompt.token_ids[t] for t in head_tokens]
     columns = {i: c for c, i in enumerate(head_ids)}
     head = _head(peft_model, head_ids)
+    device = _device(peft_model)
     params = [p for p in peft_model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lora.lr, weight_decay=0.0)
     rng = random.Random(lora.seed)
@@ -281,7 +293,8 @@ def finetune_lora(model: Any, items: Sequence[Any], prompt: PromptCodec, lora: L
     while step < total:
         if step and step % len(order) == 0:
             order = batches_by_length(len(items), lengths, lora.batch_size, rng)
-        batch = number_batch([items[i] for i in order[step % len(order)]], prompt.pad_id, columns)
+        batch = {key: v.to(device) for key, v in number_batch(
+            [items[i] for i in order[step % len(order)]], prompt.pad_id, columns).items()}
         scale = min(1.0, (step + 1) / warmup) * max(0.0, 1 - step / total)
         for g in opt.param_groups:
             g["lr"] = lora.lr * max(scale, 0.02)
@@ -364,7 +377,7 @@ class PretrainedRecipe:
                                       tabular.info["params"], feats=feats)
         tr, _va = with_history_texts([e for e in train if e.runtime_s > 0],
                                      [e for e in val if e.runtime_s > 0], self.cfg, refs)
-        tok, model = load_base(self.base)
+        tok, model = load_base(self.base, self.lora.device)
         prompt = self.prompt(tok)
         out = (self.keep / f"fold{fold}") if self.keep else None
         record: dict[str, Any] = {"base": str(self.base), "lora": asdict(self.lora),
