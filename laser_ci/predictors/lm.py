@@ -58,6 +58,11 @@ SAMPLING = ("independent", "stratified", "quantiles")
 BAND_REGIMES = ("warm", "cold")  # laser.json "decoding.band_scale": see laser_ci.training.bands
 
 
+def band_scales(scales: dict[str, float]) -> dict[str, float]:
+    """A scale for every regime of :data:`BAND_REGIMES` (1.0 where ``scales`` has none)."""
+    return {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+
+
 class ModelFileError(ValueError):
     """A model folder that is incomplete, corrupt, or of another format."""
 
@@ -158,7 +163,7 @@ class LaserModel:
         self.exact_last = bool(exact_last if exact_last is not None else dec.get("exact_last", False))
         # p10-p90 band scales by regime (laser_ci.training.bands; absent: the samples' own)
         scales = band_scale if band_scale is not None else dec.get("band_scale", {})
-        self.band_scale = {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+        self.band_scale = band_scales(scales)
         # A dynamic int8 graph quantizes activations with one scale per call, so a job
         # decoded beside others could get other samples than alone: one job per batch keeps
         # every prediction a function of its own text. A static int8 graph (fixed scales,

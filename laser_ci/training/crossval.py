@@ -198,7 +198,7 @@ class LMRecipe:
     def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
         """The model in ``folder`` decoded as this recipe decodes; with ``calibrate_bands``,
         its band scales fit on ``val`` first (and written to its ``laser.json``)."""
-        from laser_ci.predictors.lm import BAND_REGIMES, LaserModel
+        from laser_ci.predictors.lm import LaserModel, band_scales
         from laser_ci.training.bands import calibrate, write_band_scale
 
         threads = max(1, self.cfg.threads)
@@ -210,7 +210,7 @@ class LMRecipe:
         scales = calibrate(model, val)
         write_band_scale(folder, scales, examples=len(val))
         # what LaserModel(folder) now reads from laser.json, without opening the model again
-        model.band_scale = {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+        model.band_scale = band_scales(scales)
         return model
 
     def _check_kept(self, folder: Path) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from laser_ci.predictors.lm import BAND_REGIMES, LaserModel
+from laser_ci.predictors.lm import LaserModel, band_scales
 from laser_ci.text.numbers import DEFAULT_CODEC
 from laser_ci.text.tokenize import PromptCodec
 
@@ -195,7 +195,7 @@ class TorchDecoder:
             logits = _logits(self.model, out.last_hidden_state, self.head).float().cpu().numpy()
         present: list[np.ndarray] = []
         for layer in out.past_key_values.layers:
-            present += [layer.keys.float().cpu().numpy(), layer.values.float().cpu().numpy()]
+            present += [layer.keys.cpu().numpy(), layer.values.cpu().numpy()]
         return logits, present
 
 
@@ -214,8 +214,7 @@ class TorchLaserModel(LaserModel):
         self.config = {}
         self.num_samples, self.temperature, self.seed = num_samples, 1.0, seed
         self.sampling, self.exact_last, self.batch_jobs = sampling, exact_last, batch_jobs
-        scales = band_scale or {}
-        self.band_scale = {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+        self.band_scale = band_scales(band_scale or {})
         self.codec = prompt.codec
         self.prompt = prompt
         self.reference_model = reference_model
@@ -403,7 +402,7 @@ class PretrainedRecipe:
                                                                   self.calibration_examples))
         t = time.time()
         scales = calibrate(predictor, cal)
-        predictor.band_scale = {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+        predictor.band_scale = band_scales(scales)
         say(f"fold {fold}: band scales {predictor.band_scale} from {len(cal)} val examples "
             f"({time.time() - t:.0f} s)")
         if out is not None:

@@ -65,7 +65,7 @@ import click
 import numpy as np
 
 from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
-from laser_ci.text.tokenize import DEFAULT_VOCAB_SIZE, PromptCodec
+from laser_ci.text.tokenize import DEFAULT_VOCAB_SIZE, EOS, PAD, SEP, PromptCodec
 
 IGNORE = -100
 RATIO_MIN_EXPONENT = -2  # a ratio model's outputs reach down to 1.00e-02 (~300x under the median)
@@ -855,13 +855,13 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
 
 
 def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig,
-                 specials: tuple[str, str, str] | None = None) -> PromptCodec:
+                 specials: tuple[str, str, str] = (PAD, EOS, SEP)) -> PromptCodec:
     """The prompt layout ``cfg`` trains (and its exported folder reads); ``specials``: a
     pretrained tokenizer's own (``PromptCodec.specials``)."""
     return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
                        outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
                        warm_reference=cfg.warm_reference is not None, layout=cfg.layout,
-                       **({"specials": specials} if specials else {}))
+                       specials=specials)
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
