@@ -151,7 +151,8 @@ class LMRecipe:
                 f"{PRETRAIN_MARKER}); a model fine-tuned on labeled runs would carry the "
                 "held-out folds' labels. Make one with `laser-ci train --pretrain-only`.")
         self.pretrained = json.loads(marker.read_text(encoding="utf-8"))
-        if self.pretrained.get("labels"):
+        labels = self.pretrained.get("labels")
+        if labels and not (isinstance(labels, dict) and "held_out_fold" in labels):
             raise CVError(f"{marker}: the base saw labels")
         cfg = self.cfg or LM_FOLD_CONFIG
         upd: dict[str, Any] = {}
@@ -185,6 +186,7 @@ class LMRecipe:
         references come from tabular models fit without their own fold (of ``k``)."""
         from laser_ci.predictors.lm import CONFIG_NAME
 
+        self._check_fold(fold, k)
         if self.keep is not None:
             out = self.keep / f"fold{fold}"
         else:
@@ -194,6 +196,18 @@ class LMRecipe:
         else:
             self._finetune(train, val, out, k=k, tabular=tabular, feats=feats)
         return self._load(out, val)
+
+    def _check_fold(self, fold: int | None, k: int) -> None:
+        """A base that saw one fold's training labels (a distilled base, :mod:`laser_ci.
+        training.distill`) scores that fold only, and never makes a shipped model."""
+        labels = self.pretrained.get("labels")
+        if not labels:
+            return
+        own = (labels.get("held_out_fold"), labels.get("folds"))
+        if fold is None or own != (fold, k):
+            what = "a shipped model" if fold is None else f"fold {fold} of {k}"
+            raise CVError(f"{self.base}: distilled from a teacher trained without fold "
+                          f"{own[0]} of {own[1]} only; it cannot make {what}")
 
     def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
         """The model in ``folder`` decoded as this recipe decodes; with ``calibrate_bands``,
@@ -228,6 +242,30 @@ class LMRecipe:
                           f"({', '.join(f'{k}={kept.get(k, defaults[k])!r}' for k in differ)}); "
                           "fine-tune again (no --lm-reuse) or keep in another --lm-keep")
 
+    @staticmethod
+    def tabular(train: Sequence[Example], val: Sequence[Example],
+                feats: dict[str, dict[str, float]] | None = None) -> Any:
+        """The reference model of a fold: ``tabular`` fit on its training and val parts."""
+        from laser_ci.training.baselines import fit_baselines
+
+        return fit_baselines(train, val, names=["tabular"], feats=feats).predictors["tabular"]
+
+    def references(self, train: Sequence[Example], val: Sequence[Example], tabular: Any, *,
+                   k: int, feats: dict[str, dict[str, float]] | None = None) -> dict[Any, float]:
+        """The training and val texts' references, each from a tabular model with
+        ``tabular``'s hyperparameters fit without the text's own fold (of ``k``)."""
+        from laser_ci.training.references import out_of_fold_references
+
+        both = [*train, *val]
+        warm_params = None
+        if self.cfg.warm_reference:
+            if tabular.warm is None:
+                raise CVError("a warm reference needs a tabular model with a warm part")
+            warm_params = tabular.warm.info["params"]
+        return out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
+                                      tabular.info["params"], warm_params=warm_params,
+                                      feats=feats)
+
     def _finetune(self, train: Sequence[Example], val: Sequence[Example], out: Path, *,
                   k: int, tabular: Any = None, feats: dict[str, dict[str, float]] | None = None,
                   include_weights: bool = False) -> None:
@@ -235,21 +273,9 @@ class LMRecipe:
 
         refs = None
         if self.cfg.cold_reference:
-            from laser_ci.training.baselines import fit_baselines
-            from laser_ci.training.references import out_of_fold_references
-
             if tabular is None:
-                tabular = fit_baselines(train, val, names=["tabular"],
-                                        feats=feats).predictors["tabular"]
-            both = [*train, *val]
-            warm_params = None
-            if self.cfg.warm_reference:
-                if tabular.warm is None:
-                    raise CVError("a warm reference needs a tabular model with a warm part")
-                warm_params = tabular.warm.info["params"]
-            refs = out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
-                                          tabular.info["params"], warm_params=warm_params,
-                                          feats=feats)
+                tabular = self.tabular(train, val, feats)
+            refs = self.references(train, val, tabular, k=k, feats=feats)
         # the training loop writes its epoch lines to stdout: keep stdout for the report
         with contextlib.redirect_stdout(sys.stderr):
             finetune_examples(self.base, train, val, out, self.cfg, device=self.device,
@@ -264,6 +290,7 @@ class LMRecipe:
         with its weights (``laser-ci finetune`` starts from them). Returns the training log."""
         from laser_ci.predictors.lm import CONFIG_NAME, REFERENCE_DIR
 
+        self._check_fold(None, k)
         folds = [fold_of(e.repo, k) for e in examples]
         train = [e for e, g in zip(examples, folds, strict=True) if g != 0]
         val = [e for e, g in zip(examples, folds, strict=True) if g == 0]

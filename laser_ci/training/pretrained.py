@@ -398,6 +398,8 @@ class PretrainedRecipe:
         model = model.merge_and_unload().eval()
         predictor = TorchLaserModel(model, prompt, reference_model=tabular,
                                     num_samples=self.num_samples)
+        if self.calibration_examples <= 0:  # a teacher (laser_ci.training.distill): no bands
+            return predictor
         cal = random.Random(self.lora.seed).sample(list(val), min(len(val),
                                                                   self.calibration_examples))
         t = time.time()

@@ -1065,7 +1065,8 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
                       cfg: TrainConfig, *, device: str = "auto",
                       references: Mapping[Any, float] | None = None,
                       reference_model: Any = None,
-                      include_weights: bool = False) -> dict[str, Any]:
+                      include_weights: bool = False,
+                      extra: Sequence[LabeledText] = ()) -> dict[str, Any]:
     """Fine-tune from ``base_dir`` on labeled examples (:class:`~laser_ci.training.example.
     Example`, with their history) exactly as ``laser-ci train --init`` does, ``val_ex``
     picking the best epoch, and export the int8 graph alone to ``out_dir`` (what
@@ -1093,9 +1094,10 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
         train_ex = [e for e in train_ex if e.conclusion == "success"]
         val_ex = [e for e in val_ex if e.conclusion == "success"]
     tr, va = with_history_texts(train_ex, val_ex, cfg, references)
+    tr += list(extra)
     prompt = prompt_codec(tok, codec, cfg)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base_dir), "device": str(acc.device),
-                           "data": {"train": len(tr), "val": len(va),
+                           "data": {"train": len(tr), "val": len(va), "extra": len(extra),
                                     "with_reference": sum(e.reference is not None for e in tr)}}
     train_items = make_items(tr, prompt)
     best = finetune_loop(model, train_items, make_items(va, prompt), cfg, acc,

@@ -1,0 +1,118 @@
+"""Lever 4 as a teacher (issue #13): one fold's Gemma-3-270M LoRA model writes runtime
+samples for unlabeled corpus versions of that fold's training repositories, and the shipped
+small model's label-free base is trained on them, giving a base for that fold only
+(:mod:`laser_ci.training.distill`). Then the shipped recipe fine-tunes it and scores the
+fold exactly as it scores the label-free base (``benchmarks/one_fold.py --recipe shipped``),
+so the two are paired on the same held-out runs:
+
+    python benchmarks/distill_fold.py ../shared/data/gha-runs --teacher-base runs/gemma_base \\
+        --teacher-keep runs/gemma_fix_folds --base runs/base_corpus/pretrained --fold 0 \\
+        --texts 3000 --minutes 10 --out runs/distill_fold0
+    python benchmarks/one_fold.py ../shared/data/gha-runs --recipe shipped \\
+        --base runs/distill_fold0/base --fold 0 --minutes 6 --keep runs/distill_fold0/folds \\
+        --predictions runs/distill_fold0.jsonl
+    python benchmarks/paired_runs.py runs/distill_fold0.jsonl runs/small_fold0.jsonl
+
+The teacher is the adapter ``one_fold.py --recipe gemma --keep TEACHER_KEEP`` kept for the
+fold (never trained here: a missing one is an error). Its samples are written to
+``OUT/teacher.jsonl`` and read again on a rerun. ``--texts``: corpus versions drawn
+(distinct texts, no labeled run's file, repositories of the fold's training part only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.training import distill  # noqa: E402
+from laser_ci.training.crossval import LMRecipe  # noqa: E402
+from laser_ci.training.folds import fold_of, inner_fold  # noqa: E402
+from laser_ci.training.pretrained import ADAPTER_DIR, LoraSettings, PretrainedRecipe  # noqa: E402
+from laser_ci.training.train import PRETRAIN_MARKER  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data_dir")
+    ap.add_argument("--teacher-base", required=True, help="the Gemma transformers folder")
+    ap.add_argument("--teacher-keep", required=True, help="one_fold.py --recipe gemma's --keep")
+    ap.add_argument("--base", required=True, help="the small model's label-free base")
+    ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--texts", type=int, default=3000)
+    ap.add_argument("--samples", type=int, default=4, help="teacher samples per text")
+    ap.add_argument("--minutes", type=float, default=10.0, help="training time limit")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+
+    from laser_ci.training.baselines import text_features
+    from laser_ci.training.examples import load_examples
+
+    t0 = time.time()
+
+    def say(line: str) -> None:
+        print(f"[{time.time() - t0:7.0f}s] {line}", flush=True)
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    f, k = args.fold, args.folds
+    inner = inner_fold(f, k)
+    examples = load_examples(args.data_dir, history=True)
+    folds = [fold_of(e.repo, k) for e in examples]
+    train = [e for e, g in zip(examples, folds, strict=True) if g not in (f, inner)]
+    val = [e for e, g in zip(examples, folds, strict=True) if g == inner]
+    feats = text_features(examples)
+    tabular = LMRecipe.tabular(train, val, feats)
+    say(f"fold {f}: {len(train)} training and {len(val)} val examples; tabular fit")
+
+    rows_file = out / "teacher.jsonl"
+    if rows_file.is_file():
+        rows = distill.read_rows(rows_file)
+        say(f"read {len(rows)} teacher rows from {rows_file}")
+    else:
+        if not (Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR).is_dir():
+            raise SystemExit(f"{args.teacher_keep}/fold{f}: no kept adapter "
+                             "(benchmarks/one_fold.py --recipe gemma --keep)")
+        texts = distill.corpus_texts_for(
+            args.data_dir, lambda repo: fold_of(repo, k) not in (f, inner),
+            max_texts=args.texts, seed=args.seed)
+        say(f"{len(texts)} corpus texts of {len({t.repo for t in texts})} training repositories")
+        teacher = PretrainedRecipe(Path(args.teacher_base), LoraSettings(), reuse=True,
+                                   keep=Path(args.teacher_keep), calibration_examples=0,
+                                   num_samples=args.samples, log=say)
+        model = teacher.fit(train, val, f, k=k, tabular=tabular, feats=feats)
+        rows = distill.teacher_targets(model, texts, log=say)
+        distill.write_rows(rows_file, rows)
+        say(f"wrote {rows_file}")
+
+    targets = distill.distilled_texts(rows)
+    recipe = LMRecipe(Path(args.base), threads=2, minutes=args.minutes, prompt_lines=True,
+                      layout="shared-prefix")
+    cfg = replace(recipe.cfg, epochs=args.epochs, patience=args.epochs, select_on="number_loss",
+                  seed=args.seed)
+    refs = recipe.references(train, val, tabular, k=k, feats=feats)
+    marker = distill.fold_marker(
+        json.loads((Path(args.base) / PRETRAIN_MARKER).read_text(encoding="utf-8")),
+        fold=f, folds=k, teacher={"base": args.teacher_base, "adapter":
+                                  str(Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR),
+                                  "samples_per_text": args.samples},
+        texts=len(rows), targets=len(targets))
+    say(f"training {args.base} on {len(targets)} teacher targets ({args.minutes} min)")
+    log = distill.distill_base(args.base, targets, val, out / "base", cfg, references=refs,
+                               reference_model=tabular, marker=marker)
+    hist = log["finetune"]["history"]
+    say(f"wrote {out / 'base'}: {log['finetune']['steps']} steps, val number loss "
+        f"{[round(h['number_loss'], 3) for h in hist]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
