@@ -134,6 +134,7 @@ def test_a_distilled_base_scores_its_own_fold_only(tmp_path: Path, labels, fold,
                                  teacher={"base": "gemma"}, texts=2, targets=8)
     assert marker["labels"] == labels and marker["distilled"]["targets"] == 8
     recipe = LMRecipe(_base(tmp_path / "base", marker))
+    assert "teacher's samples" in recipe.describe()["note"]
     if ok:
         recipe._check_fold(fold, k)
     else:
@@ -146,7 +147,10 @@ def test_a_distilled_base_scores_its_own_fold_only(tmp_path: Path, labels, fold,
 def test_a_base_that_saw_labels_otherwise_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CVError, match="saw labels"):
         LMRecipe(_base(tmp_path / "base", {"pretrain_only": True, "labels": True}))
-    LMRecipe(_base(tmp_path / "plain", {"pretrain_only": True, "labels": False}))._check_fold(0, 5)
+    plain = LMRecipe(_base(tmp_path / "plain", {"pretrain_only": True, "labels": False}))
+    plain._check_fold(0, 5)
+    plain._check_fold(None, 5)
+    assert "teacher" not in plain.describe()["note"]
 
 
 def test_distilled_base_trains_on_targets_then_fine_tunes_its_fold(tmp_path: Path,

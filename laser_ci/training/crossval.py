@@ -320,9 +320,17 @@ class LMRecipe:
                              "calibrate_bands": self.calibrate_bands,
                              **({"samples": self.samples} if self.samples else {}),
                              **({"sampling": self.sampling} if self.sampling else {})},
-                "note": "fine-tuned per fold from a base pretrained on the unlabeled workflow "
-                        "corpus (no labels; the corpus includes the held-out folds' "
-                        "repositories' workflow files)"}
+                "note": self._note()}
+
+    def _note(self) -> str:
+        note = ("fine-tuned per fold from a base pretrained on the unlabeled workflow corpus "
+                "(no labels; the corpus includes the held-out folds' repositories' workflow "
+                "files)")
+        labels = self.pretrained.get("labels")
+        if labels:  # a distilled base (_check_fold): one fold's training labels, via a teacher
+            note += (f", then trained on a teacher's samples; the teacher saw the labels of "
+                     f"every fold but {labels['held_out_fold']} of {labels['folds']}")
+        return note
 
 
 # --- the folds -----------------------------------------------------------------------------
