@@ -15,8 +15,10 @@ so the two are paired on the same held-out runs:
 
 The teacher is the adapter ``one_fold.py --recipe gemma --keep TEACHER_KEEP`` kept for the
 fold (never trained here: a missing one is an error). Its samples are written to
-``OUT/teacher.jsonl`` and read again on a rerun. ``--texts``: corpus versions drawn
-(distinct texts, no labeled run's file, repositories of the fold's training part only).
+``OUT/teacher.jsonl`` and read again on a rerun; ``OUT/teacher.json`` records what they
+were made for, and a rerun with other settings (another fold) is refused. ``--texts``:
+corpus versions drawn (distinct texts, no labeled run's file or text, repositories of the
+fold's training part only).
 """
 
 from __future__ import annotations
@@ -73,8 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     tabular = LMRecipe.tabular(train, val, feats)
     say(f"fold {f}: {len(train)} training and {len(val)} val examples; tabular fit")
 
-    rows_file = out / "teacher.jsonl"
+    rows_file, about_file = out / "teacher.jsonl", out / "teacher.json"
+    # what the rows were made for: another fold's rows carry references fit on this fold
+    about = {"fold": f, "folds": k, "seed": args.seed, "texts": args.texts,
+             "samples": args.samples, "teacher_base": args.teacher_base,
+             "adapter": str(Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR)}
     if rows_file.is_file():
+        made = json.loads(about_file.read_text(encoding="utf-8")) if about_file.is_file() else {}
+        if made != about:
+            raise SystemExit(f"{rows_file}: made for {made or 'unknown settings'}, not {about}; "
+                             "use another --out")
         rows = distill.read_rows(rows_file)
         say(f"read {len(rows)} teacher rows from {rows_file}")
     else:
@@ -83,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                              "(benchmarks/one_fold.py --recipe gemma --keep)")
         texts = distill.corpus_texts_for(
             args.data_dir, lambda repo: fold_of(repo, k) not in (f, inner),
-            max_texts=args.texts, seed=args.seed)
+            max_texts=args.texts, seed=args.seed, exclude_texts={e.text for e in examples})
         say(f"{len(texts)} corpus texts of {len({t.repo for t in texts})} training repositories")
         teacher = PretrainedRecipe(Path(args.teacher_base), LoraSettings(), reuse=True,
                                    keep=Path(args.teacher_keep), calibration_examples=0,
@@ -91,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         model = teacher.fit(train, val, f, k=k, tabular=tabular, feats=feats)
         rows = distill.teacher_targets(model, texts, log=say)
         distill.write_rows(rows_file, rows)
+        about_file.write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
         say(f"wrote {rows_file}")
 
     targets = distill.distilled_texts(rows)

@@ -58,6 +58,36 @@ def test_corpus_texts_are_unlabeled_readable_distinct_versions(data: Path) -> No
         data, lambda repo: repo != "acme/widgets", max_texts=10)} == {"acme/gadgets",
                                                                        "octo/matrix-lib"}
     assert len(distill.corpus_texts_for(data, lambda repo: True, max_texts=1)) == 1
+    assert distill.corpus_texts_for(data, lambda repo: True, max_texts=0) == []
+    gadgets = next(t.text for t in texts if t.repo == "acme/gadgets")
+    assert "acme/gadgets" not in {t.repo for t in distill.corpus_texts_for(
+        data, lambda repo: True, max_texts=10, exclude_texts={gadgets})}
+
+
+def test_corpus_texts_read_more_chunks_when_versions_drop_out(data: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of max_texts rows: an unreadable or repeated version in a chunk makes the
+    loop read the next one, and every draw still returns max_texts texts."""
+    import laser_ci.training.examples as examples
+
+    calls: list[int] = []
+    real = examples.load_blobs
+
+    def spy(data_dir, ids=None):
+        calls.append(len(list(ids or [])))
+        return real(data_dir, ids)
+
+    monkeypatch.setattr(examples, "load_blobs", spy)
+    kept = {(r, p) for r, p, _, k in VERSIONS if k}
+    union = set()
+    passes = []
+    for seed in range(8):
+        calls.clear()
+        got = distill.corpus_texts_for(data, lambda repo: True, max_texts=2, seed=seed)
+        assert len(got) == 2 and {(t.repo, t.path) for t in got} <= kept
+        union |= {(t.repo, t.path) for t in got}
+        passes.append(len(calls))
+    assert union == kept and max(passes) > 1 and min(passes) == 1
 
 
 def test_a_version_reads_as_a_labeled_runs_text() -> None:
@@ -74,14 +104,17 @@ def test_a_version_reads_as_a_labeled_runs_text() -> None:
 
 @pytest.mark.parametrize(("runs", "blobs", "profiles"), [
     ([], set(), {}),
-    ([{"repo": "a/b", "workflow_path": CI, "files": {CI: "x1", LINT: "x2"},
+    ([{"id": "r1", "repo": "a/b", "workflow_path": CI, "files": {CI: "x1", LINT: "x2"},
        "commit_date": "2023-01-01", "repo_profile": {"n_files": 1}}],
      {"x1"}, {"a/b": {"n_files": 1}}),
-    ([{"repo": "a/b", "workflow_path": CI, "files": {CI: "x1"}, "commit_date": "2023-02-01",
+    ([{"id": "r1", "repo": "a/b", "workflow_path": CI, "files": {CI: "x1"},
+       "commit_date": "2023-02-01",
        "repo_profile": {"n_files": 2}},
-      {"repo": "a/b", "workflow_path": LINT, "files": {LINT: "x3"}, "commit_date": "2023-01-01",
+      {"id": "r2", "repo": "a/b", "workflow_path": LINT, "files": {LINT: "x3"},
+       "commit_date": "2023-01-01",
        "repo_profile": {"n_files": 1}},
-      {"repo": "a/b", "workflow_path": TESTS, "files": {}, "commit_date": "2023-03-01"}],
+      {"id": "r3", "repo": "a/b", "workflow_path": TESTS, "files": {},
+       "commit_date": "2023-03-01"}],
      {"x1", "x3"}, {"a/b": {"n_files": 2}}),
 ])
 def test_labeled_blobs_and_latest_profiles(runs, blobs, profiles) -> None:
@@ -104,18 +137,21 @@ class _Teacher:
 
 
 def test_teacher_samples_become_cold_success_targets(tmp_path: Path) -> None:
-    texts = [distill.CorpusText("a/b", CI, f"b{i}", f"text {i}") for i in range(3)]
+    texts = [distill.CorpusText("a/b", CI, f"b{i}", "text " + "x" * i) for i in range(3)]
     rows = distill.teacher_targets(_Teacher(), texts, batch=2)
     assert [r["samples"] for r in rows] == [[5.0, 10.0, 0.0], [5.0, 20.0, 0.0],
                                             [5.0, 10.0, 0.0]]  # batches of two
-    assert [r["reference"] for r in rows] == [20.0 + len(t.text) % 3 for t in texts]
+    assert [r["reference"] for r in rows] == [22.0, 20.0, 21.0]  # each text's own
     distill.write_rows(tmp_path / "t.jsonl", rows)
     assert distill.read_rows(tmp_path / "t.jsonl") == rows
     targets = distill.distilled_texts(rows)
     assert len(targets) == 6  # the zero sample is dropped
     assert {(t.kind, t.conclusion, t.repo) for t in targets} == {("workflow", "success", "a/b")}
-    assert [(t.text, t.runtime_s, t.reference) for t in targets[:2]] == [
-        ("text 0", 5.0, rows[0]["reference"]), ("text 0", 10.0, rows[0]["reference"])]
+    assert [(t.text, t.runtime_s, t.reference) for t in targets[:3]] == [
+        ("text ", 5.0, 22.0), ("text ", 10.0, 22.0), ("text x", 5.0, 20.0)]
+    with pytest.raises(ValueError, match="no teacher targets"):
+        distill.distill_base(tmp_path, [], [], tmp_path / "out", None, references={},
+                             reference_model=None, marker={})
 
 
 def _base(folder: Path, marker: dict) -> Path:
@@ -133,6 +169,7 @@ def test_a_distilled_base_scores_its_own_fold_only(tmp_path: Path, labels, fold,
     marker = distill.fold_marker({"pretrain_only": True, "labels": False}, fold=1, folds=3,
                                  teacher={"base": "gemma"}, texts=2, targets=8)
     assert marker["labels"] == labels and marker["distilled"]["targets"] == 8
+    assert marker["pretrain_only"] is False and "teacher" in marker["corpus"]["what"]
     recipe = LMRecipe(_base(tmp_path / "base", marker))
     assert "teacher's samples" in recipe.describe()["note"]
     if ok:
@@ -142,6 +179,46 @@ def test_a_distilled_base_scores_its_own_fold_only(tmp_path: Path, labels, fold,
             recipe.fit([], [], fold, k=k)
     with pytest.raises(CVError, match="shipped model"):
         recipe.ship([], tmp_path / "ship", k=3)
+
+
+def test_a_distilled_base_never_becomes_a_trained_or_shipped_model(tmp_path: Path) -> None:
+    """--init, finetune and a cross-validation over other folds refuse it before any work."""
+    import click
+
+    from laser_ci.training import train
+    from laser_ci.training.crossval import LM_NAME, run_folds
+    from laser_ci.training.examples import load_examples
+
+    marker = distill.fold_marker({"labels": False}, fold=1, folds=3, teacher={}, texts=1,
+                                 targets=1)
+    base = _base(tmp_path / "base", marker)
+    with pytest.raises(click.ClickException, match="fold 1 of 3 only"):
+        train.run_training(MINI, tmp_path / "t", train.TrainConfig(), init=str(base))
+    with pytest.raises(click.ClickException, match="fold 1 of 3 only"):
+        train.run_finetune(MINI, base, tmp_path / "f", train.TrainConfig())
+    assert not (tmp_path / "t").exists() and not (tmp_path / "f").exists()
+    examples = load_examples(MINI)
+    with pytest.raises(CVError, match="fold 0 of 3"):
+        run_folds(examples, list(range(len(examples))), 3, [LM_NAME], "prior",
+                  lm=LMRecipe(base), progress=False)
+    train.refuse_fold_base(_base(tmp_path / "plain", {"labels": False}))
+    train.refuse_fold_base(tmp_path / "no-marker")
+
+
+def test_a_kept_fold_from_another_base_is_not_reused(tmp_path: Path) -> None:
+    from dataclasses import asdict
+
+    recipe = LMRecipe(_base(tmp_path / "base", {"labels": False}))
+    fold = tmp_path / "fold0"
+    fold.mkdir()
+    report = {"config": json.loads(json.dumps(asdict(recipe.cfg)))}
+    for kept_base, ok in ((tmp_path / "base", True), (tmp_path / "other", False)):
+        (fold / "train_report.json").write_text(json.dumps({**report, "base": str(kept_base)}))
+        if ok:
+            recipe._check_kept(fold)
+        else:
+            with pytest.raises(CVError, match="fine-tuned from"):
+                recipe._check_kept(fold)
 
 
 def test_a_base_that_saw_labels_otherwise_is_refused(tmp_path: Path) -> None:

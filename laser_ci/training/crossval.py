@@ -74,7 +74,7 @@ from laser_ci.training.evaluate import (
 from laser_ci.training.example import Example
 from laser_ci.training.folds import DEFAULT_FOLDS, fold_of, inner_fold
 from laser_ci.training.history import SUBSETS, example_text, in_subset, subset_of
-from laser_ci.training.train import PRETRAIN_MARKER, TrainConfig
+from laser_ci.training.train import PRETRAIN_MARKER, TrainConfig, held_out_fold
 
 LM_NAME = "laser-lm"
 BASELINE_NAMES = ("median", "tabular", "text-linear", "history-median")
@@ -151,8 +151,7 @@ class LMRecipe:
                 f"{PRETRAIN_MARKER}); a model fine-tuned on labeled runs would carry the "
                 "held-out folds' labels. Make one with `laser-ci train --pretrain-only`.")
         self.pretrained = json.loads(marker.read_text(encoding="utf-8"))
-        labels = self.pretrained.get("labels")
-        if labels and not (isinstance(labels, dict) and "held_out_fold" in labels):
+        if self.pretrained.get("labels") and held_out_fold(self.pretrained) is None:
             raise CVError(f"{marker}: the base saw labels")
         cfg = self.cfg or LM_FOLD_CONFIG
         upd: dict[str, Any] = {}
@@ -200,10 +199,9 @@ class LMRecipe:
     def _check_fold(self, fold: int | None, k: int) -> None:
         """A base that saw one fold's training labels (a distilled base, :mod:`laser_ci.
         training.distill`) scores that fold only, and never makes a shipped model."""
-        labels = self.pretrained.get("labels")
-        if not labels:
+        own = held_out_fold(self.pretrained)
+        if own is None:
             return
-        own = (labels.get("held_out_fold"), labels.get("folds"))
         if fold is None or own != (fold, k):
             what = "a shipped model" if fold is None else f"fold {fold} of {k}"
             raise CVError(f"{self.base}: distilled from a teacher trained without fold "
@@ -231,9 +229,14 @@ class LMRecipe:
         """A kept fold model is reused only if it was trained with this recipe's prompt,
         codec and export settings (else its scores would be another recipe's)."""
         try:
-            kept = json.loads((folder / "train_report.json").read_text(encoding="utf-8"))["config"]
+            report = json.loads((folder / "train_report.json").read_text(encoding="utf-8"))
+            kept = report["config"]
         except (OSError, ValueError, KeyError) as exc:
             raise CVError(f"{folder}: no training config to check for reuse ({exc})") from exc
+        kept_base = report.get("base")  # a fold fine-tuned from another base is another model
+        if kept_base is not None and Path(kept_base).resolve() != self.base.resolve():
+            raise CVError(f"{folder}: fine-tuned from {kept_base}, not {self.base}; fine-tune "
+                          "again (no --lm-reuse) or keep in another --lm-keep")
         ours = json.loads(json.dumps(asdict(self.cfg)))  # tuples as the JSON's lists
         defaults = json.loads(json.dumps(asdict(TrainConfig())))  # what older runs left out
         differ = [key for key in RECIPE_KEYS if kept.get(key, defaults[key]) != ours[key]]
@@ -326,10 +329,10 @@ class LMRecipe:
         note = ("fine-tuned per fold from a base pretrained on the unlabeled workflow corpus "
                 "(no labels; the corpus includes the held-out folds' repositories' workflow "
                 "files)")
-        labels = self.pretrained.get("labels")
-        if labels:  # a distilled base (_check_fold): one fold's training labels, via a teacher
+        own = held_out_fold(self.pretrained)
+        if own is not None:  # a distilled base (_check_fold): one fold's labels, via a teacher
             note += (f", then trained on a teacher's samples; the teacher saw the labels of "
-                     f"every fold but {labels['held_out_fold']} of {labels['folds']}")
+                     f"every fold but {own[0]} of {own[1]}")
         return note
 
 
@@ -512,6 +515,9 @@ def run_folds(
         raise CVError(f"cross-validation needs at least {MIN_FOLDS} folds, not {k}")
     if LM_NAME in names and lm is None:
         raise CVError(f"{LM_NAME} needs a base to fine-tune from (--lm-base)")
+    if LM_NAME in names and isinstance(lm, LMRecipe):
+        for f in range(k):  # a base for one fold only fails before any fold is trained
+            lm._check_fold(f, k)
     n = len(scored)
     out = FoldPredictions({m: [None] * n for m in names}, {m: [None] * n for m in names}, [])
     t0 = time.perf_counter()

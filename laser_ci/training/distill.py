@@ -39,15 +39,11 @@ class CorpusText:
     text: str
 
 
-def labeled_blobs(runs: Iterable[Mapping[str, Any]]) -> set[str]:
+def labeled_blobs(runs: Iterable[dict[str, Any]]) -> set[str]:
     """The blob ids of the workflow files labeled runs ran (their texts are labeled)."""
-    out = set()
-    for run in runs:
-        files = run.get("files") or {}
-        blob = files.get(str(run.get("workflow_path") or "")) if isinstance(files, dict) else None
-        if blob:
-            out.add(str(blob))
-    return out
+    from laser_ci.training.examples import workflow_blobs
+
+    return {str(b) for b in workflow_blobs(runs).values() if b}
 
 
 def latest_profiles(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -62,7 +58,8 @@ def latest_profiles(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def serialize_version(path: str, raw: str, profile: Any) -> str | None:
     """The cold workflow text of one file version, as :func:`laser_ci.training.examples.
-    examples_from_run` writes a run's (None when the file has no readable job)."""
+    examples_from_run` writes a run's, but read alone: a local reusable workflow or action
+    it calls is not resolved (a corpus row is one file). None when it has no readable job."""
     from laser_ci.text.serialize import serialize_workflow
     from laser_ci.workflows.parse import read_workflows
 
@@ -77,12 +74,16 @@ def serialize_version(path: str, raw: str, profile: Any) -> str | None:
 
 
 def corpus_texts_for(data_dir: str | Path, keep_repo: Callable[[str], bool], *,
-                     max_texts: int, seed: int = 0) -> list[CorpusText]:
+                     max_texts: int, seed: int = 0,
+                     exclude_texts: Iterable[str] = ()) -> list[CorpusText]:
     """Up to ``max_texts`` distinct texts of corpus versions of the repositories
-    ``keep_repo`` accepts that no labeled run used, drawn with ``seed`` (stable order)."""
+    ``keep_repo`` accepts that no labeled run used (by blob, and by text: ``exclude_texts``,
+    the labeled examples' texts), drawn with ``seed`` (stable order)."""
     from laser_ci.training.examples import load_blobs, load_corpus, load_runs
     from laser_ci.workflows.model import RepoProfile
 
+    if max_texts <= 0:
+        return []
     runs = load_runs(data_dir)
     used = labeled_blobs(runs)
     profiles = {r: RepoProfile.from_json(p) for r, p in latest_profiles(runs).items()}
@@ -96,10 +97,11 @@ def corpus_texts_for(data_dir: str | Path, keep_repo: Callable[[str], bool], *,
             unique.append(r)
     random.Random(seed).shuffle(unique)
     out: list[CorpusText] = []
-    seen_texts: set[str] = set()
-    # read blobs in chunks: most versions serialize, so a chunk a little over the need suffices
-    for start in range(0, len(unique), max(1, max_texts)):
-        chunk = unique[start:start + max(1, max_texts)]
+    seen_texts: set[str] = set(exclude_texts)
+    # read the blob file once per chunk of max_texts rows: most versions serialize, so one
+    # or two passes over it suffice
+    for start in range(0, len(unique), max_texts):
+        chunk = unique[start:start + max_texts]
         blobs = load_blobs(data_dir, [str(r["blob"]) for r in chunk])
         for r in chunk:
             raw = blobs.get(str(r["blob"]))
@@ -162,7 +164,10 @@ def fold_marker(base_marker: Mapping[str, Any], *, fold: int, folds: int,
     """The ``laser_pretrain.json`` of a distilled base: the original base's, with
     ``labels`` saying whose labels reached it (fold ``fold``'s training folds, through the
     teacher) so that it is used to score that fold only."""
-    return {**base_marker,
+    corpus = {**base_marker.get("corpus", {}),
+              "what": "the base's corpus, then a teacher's runtime samples on unlabeled "
+                      "corpus versions of the fold's training repositories"}
+    return {**base_marker, "pretrain_only": False, "corpus": corpus,
             "labels": {"from": "teacher", "held_out_fold": fold, "folds": folds},
             "distilled": {"teacher": dict(teacher), "texts": texts, "targets": targets}}
 
@@ -176,6 +181,8 @@ def distill_base(base: str | Path, targets: Sequence[Any], val: Sequence[Any],
     training log."""
     from laser_ci.training.train import PRETRAIN_MARKER, finetune_examples
 
+    if not targets:
+        raise ValueError("no teacher targets to distill")
     log = finetune_examples(base, [], val, out, cfg, references=references,
                             reference_model=reference_model, include_weights=True,
                             extra=targets)

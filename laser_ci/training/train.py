@@ -807,6 +807,8 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     if cfg.outcome or cfg.cold_reference or cfg.warm_reference:
         raise ValueError("outcome and reference prompts are trained per fold "
                          "(finetune_examples, `laser-ci eval --folds K --lm-prompt-lines`)")
+    if init:
+        refuse_fold_base(init)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     acc = _accelerator(cfg, device)
@@ -920,6 +922,7 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     from laser_ci.training.examples import load_examples
 
     base = Path(base_dir)
+    refuse_fold_base(base)
     base_cfg = read_config(base)
     cfg = replace(cfg, **base_prompt(base_cfg))
     codec = NumberCodec(**base_cfg["codec"])
@@ -985,6 +988,32 @@ def base_prompt(base_cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 PRETRAIN_MARKER = "laser_pretrain.json"  # in OUT/pretrained of `laser-ci train --pretrain-only`
+
+
+def held_out_fold(marker: Mapping[str, Any]) -> tuple[int, int] | None:
+    """``(fold, folds)`` for a base marker whose ``labels`` are one cross-validation fold's
+    training labels (a distilled base, :mod:`laser_ci.training.distill`): it may score that
+    fold only. None for a label-free marker."""
+    labels = marker.get("labels")
+    if isinstance(labels, dict) and "held_out_fold" in labels:
+        return int(labels["held_out_fold"]), int(labels["folds"])
+    return None
+
+
+def refuse_fold_base(base_dir: str | os.PathLike[str]) -> None:
+    """A base made to score one fold (it saw the other folds' labels through a teacher)
+    must not become a trained or shipped model: ``--init`` and ``finetune`` refuse it."""
+    marker = Path(base_dir) / PRETRAIN_MARKER
+    if not marker.is_file():
+        return
+    try:
+        scope = held_out_fold(json.loads(marker.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise click.ClickException(f"{marker}: unreadable ({exc})") from exc
+    if scope is not None:
+        raise click.ClickException(
+            f"{base_dir}: a distilled base for fold {scope[0]} of {scope[1]} only (its teacher "
+            "saw the other folds' labels); start from a label-free base instead")
 
 
 def run_pretrain_only(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
