@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.training import distill  # noqa: E402
 from laser_ci.training.crossval import LMRecipe  # noqa: E402
-from laser_ci.training.folds import fold_of, inner_fold  # noqa: E402
+from laser_ci.training.folds import fold_of, fold_parts, inner_fold  # noqa: E402
 from laser_ci.training.pretrained import ADAPTER_DIR, LoraSettings, PretrainedRecipe  # noqa: E402
 from laser_ci.training.train import PRETRAIN_MARKER  # noqa: E402
 
@@ -69,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     inner = inner_fold(f, k)
     examples = load_examples(args.data_dir, history=True)
     folds = [fold_of(e.repo, k) for e in examples]
-    train = [e for e, g in zip(examples, folds, strict=True) if g not in (f, inner)]
-    val = [e for e, g in zip(examples, folds, strict=True) if g == inner]
+    train, val = fold_parts(examples, folds, f, k)
     feats = text_features(examples)
     tabular = LMRecipe.tabular(train, val, feats)
     say(f"fold {f}: {len(train)} training and {len(val)} val examples; tabular fit")

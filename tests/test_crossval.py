@@ -524,3 +524,15 @@ def test_folds_in_parallel_give_the_same_report() -> None:
         a, b = one["predictors"][name], two["predictors"][name]
         assert (a["all"], a["success"]) == (b["all"], b["success"])
     assert one["paired"] == two["paired"]
+
+
+@pytest.mark.parametrize(("folds", "fold", "k", "train", "val"), [
+    ([0, 1, 2, 0, 1], 0, 3, ["c"], ["b", "e"]),
+    ([0, 1, 2, 0, 1], 2, 3, ["b", "e"], ["a", "d"]),  # the inner fold wraps round
+    ([0, 1, 2, 3, 4], 1, 5, ["a", "d", "e"], ["c"]),
+])
+def test_fold_parts_table(folds: list[int], fold: int, k: int, train: list[str],
+                          val: list[str]) -> None:
+    from laser_ci.training.folds import fold_parts
+
+    assert fold_parts(list("abcde"), folds, fold, k) == (train, val)

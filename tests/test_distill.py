@@ -242,7 +242,7 @@ def test_distilled_base_trains_on_targets_then_fine_tunes_its_fold(tmp_path: Pat
 
     from laser_ci.cli import main
     from laser_ci.training.examples import load_examples
-    from laser_ci.training.folds import fold_of, inner_fold
+    from laser_ci.training.folds import fold_of, fold_parts, inner_fold
 
     r = CliRunner().invoke(main, [
         "train", "--pretrain-only", "--data", str(MINI), "--out", str(tmp_path / "b"),
@@ -253,8 +253,7 @@ def test_distilled_base_trains_on_targets_then_fine_tunes_its_fold(tmp_path: Pat
     k, f = 3, 2  # acme/widgets (a corpus version) is in fold 2's training part
     inner = inner_fold(f, k)
     examples = load_examples(MINI, history=True)
-    train = [e for e in examples if fold_of(e.repo, k) not in (f, inner)]
-    val = [e for e in examples if fold_of(e.repo, k) == inner]
+    train, val = fold_parts(examples, [fold_of(e.repo, k) for e in examples], f, k)
     texts = distill.corpus_texts_for(data, lambda repo: fold_of(repo, k) not in (f, inner),
                                      max_texts=10)
     assert texts

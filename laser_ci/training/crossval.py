@@ -72,7 +72,7 @@ from laser_ci.training.evaluate import (
     report_head,
 )
 from laser_ci.training.example import Example
-from laser_ci.training.folds import DEFAULT_FOLDS, fold_of, inner_fold
+from laser_ci.training.folds import DEFAULT_FOLDS, fold_of, fold_parts, inner_fold
 from laser_ci.training.history import SUBSETS, example_text, in_subset, subset_of
 from laser_ci.training.train import PRETRAIN_MARKER, TrainConfig, held_out_fold
 
@@ -255,19 +255,9 @@ class LMRecipe:
 
     def references(self, train: Sequence[Example], val: Sequence[Example], tabular: Any, *,
                    k: int, feats: dict[str, dict[str, float]] | None = None) -> dict[Any, float]:
-        """The training and val texts' references, each from a tabular model with
-        ``tabular``'s hyperparameters fit without the text's own fold (of ``k``)."""
-        from laser_ci.training.references import out_of_fold_references
-
-        both = [*train, *val]
-        warm_params = None
-        if self.cfg.warm_reference:
-            if tabular.warm is None:
-                raise CVError("a warm reference needs a tabular model with a warm part")
-            warm_params = tabular.warm.info["params"]
-        return out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
-                                      tabular.info["params"], warm_params=warm_params,
-                                      feats=feats)
+        """:func:`fold_references`, warm ones too for a ``warm_reference`` recipe."""
+        return fold_references(train, val, tabular, k=k, feats=feats,
+                               warm=bool(self.cfg.warm_reference))
 
     def _finetune(self, train: Sequence[Example], val: Sequence[Example], out: Path, *,
                   k: int, tabular: Any = None, feats: dict[str, dict[str, float]] | None = None,
@@ -334,6 +324,24 @@ class LMRecipe:
             note += (f", then trained on a teacher's samples; the teacher saw the labels of "
                      f"every fold but {own[0]} of {own[1]}")
         return note
+
+
+def fold_references(train: Sequence[Example], val: Sequence[Example], tabular: Any, *, k: int,
+                    feats: dict[str, dict[str, float]] | None = None,
+                    warm: bool = False) -> dict[Any, float]:
+    """A fold's training and val texts' references, each from a tabular model with
+    ``tabular``'s hyperparameters fit without the text's own fold (of ``k``); with
+    ``warm``, the texts with history too (from ``tabular``'s warm part)."""
+    from laser_ci.training.references import out_of_fold_references
+
+    both = [*train, *val]
+    warm_params = None
+    if warm:
+        if tabular.warm is None:
+            raise CVError("a warm reference needs a tabular model with a warm part")
+        warm_params = tabular.warm.info["params"]
+    return out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
+                                  tabular.info["params"], warm_params=warm_params, feats=feats)
 
 
 # --- the folds -----------------------------------------------------------------------------
@@ -409,8 +417,7 @@ def _one_fold(w: _FoldWork, f: int) -> tuple[dict[str, Any], list[int],
     names, k, examples = w.names, w.k, w.examples
     base_names = [n for n in names if n in BASELINE_NAMES]
     inner = inner_fold(f, k)
-    train = [e for e, g in zip(examples, w.fold, strict=True) if g not in (f, inner)]
-    val = [e for e, g in zip(examples, w.fold, strict=True) if g == inner]
+    train, val = fold_parts(examples, w.fold, f, k)
     held = [j for j, i in enumerate(w.scored) if w.fold[i] == f]
     test = [examples[w.scored[j]] for j in held]
     record: dict[str, Any] = {

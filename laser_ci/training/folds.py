@@ -10,7 +10,10 @@ the five folds are ``val`` and four slices of ``train``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 DEFAULT_FOLDS = 5
 MAX_FOLDS = 100  # h % 100 has 100 values: more folds would leave some empty
@@ -39,3 +42,13 @@ def inner_fold(fold: int, k: int) -> int:
     return (fold + 1) % k
 
 
+
+
+def fold_parts(items: Sequence[T], folds: Sequence[int], fold: int, k: int) -> tuple[list[T], list[T]]:
+    """``(train, val)`` of the recipe run for held-out ``fold``: the items of every fold
+    but ``fold`` and its :func:`inner_fold`, and those of the inner fold (``folds``: each
+    item's fold of ``k``)."""
+    inner = inner_fold(fold, k)
+    train = [x for x, g in zip(items, folds, strict=True) if g not in (fold, inner)]
+    val = [x for x, g in zip(items, folds, strict=True) if g == inner]
+    return train, val

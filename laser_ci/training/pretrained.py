@@ -362,26 +362,16 @@ class PretrainedRecipe:
         import torch
 
         from laser_ci.training.bands import calibrate
-        from laser_ci.training.baselines import fit_baselines
-        from laser_ci.training.folds import fold_of
-        from laser_ci.training.references import out_of_fold_references
+        from laser_ci.training.crossval import LMRecipe, fold_references
         from laser_ci.training.train import make_items, with_history_texts
 
         say = self.log or (lambda _line: None)
         torch.set_num_threads(self.lora.threads)
         if tabular is None:
-            tabular = fit_baselines(train, val, names=["tabular"], feats=feats).predictors["tabular"]
-        both = [*train, *val]
-        refs = out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
-                                      tabular.info["params"], feats=feats)
-        tr, _va = with_history_texts([e for e in train if e.runtime_s > 0],
-                                     [e for e in val if e.runtime_s > 0], self.cfg, refs)
+            tabular = LMRecipe.tabular(train, val, feats)
         tok, model = load_base(self.base, self.lora.device)
         prompt = self.prompt(tok)
         out = (self.keep / f"fold{fold}") if self.keep else None
-        record: dict[str, Any] = {"base": str(self.base), "lora": asdict(self.lora),
-                                  "config": json.loads(json.dumps(asdict(self.cfg))),
-                                  "train_texts": len(tr)}
         if self.reuse and out is not None and (out / ADAPTER_DIR).is_dir():
             from peft import PeftModel
 
@@ -389,6 +379,11 @@ class PretrainedRecipe:
             record = json.loads((out / "train_report.json").read_text(encoding="utf-8"))
             say(f"fold {fold}: reusing {out / ADAPTER_DIR}")
         else:
+            refs = fold_references(train, val, tabular, k=k, feats=feats)
+            tr, _va = with_history_texts([e for e in train if e.runtime_s > 0],
+                                         [e for e in val if e.runtime_s > 0], self.cfg, refs)
+            record = {"base": str(self.base), "lora": asdict(self.lora),
+                      "config": json.loads(json.dumps(asdict(self.cfg))), "train_texts": len(tr)}
             model = finetune_lora(model, make_items(tr, prompt), prompt, self.lora, record,
                                   progress=say)
             if out is not None:
