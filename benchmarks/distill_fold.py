@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="training time limit")
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu",
+                    help="where the teacher decodes and the student trains (cuda on a GPU)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
 
@@ -94,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             args.data_dir, lambda repo: fold_of(repo, k) not in (f, inner),
             max_texts=args.texts, seed=args.seed, exclude_texts={e.text for e in examples})
         say(f"{len(texts)} corpus texts of {len({t.repo for t in texts})} training repositories")
-        teacher = PretrainedRecipe(Path(args.teacher_base), LoraSettings(), reuse=True,
+        teacher = PretrainedRecipe(Path(args.teacher_base), LoraSettings(device=args.device),
+                                   reuse=True,
                                    keep=Path(args.teacher_keep), calibration_examples=0,
                                    num_samples=args.samples, log=say)
         model = teacher.fit(train, val, f, k=k, tabular=tabular, feats=feats)
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 
     targets = distill.distilled_texts(rows)
     recipe = LMRecipe(Path(args.base), threads=2, minutes=args.minutes, prompt_lines=True,
-                      layout="shared-prefix")
+                      layout="shared-prefix", device=args.device)
     cfg = replace(recipe.cfg, epochs=args.epochs, patience=args.epochs, select_on="number_loss",
                   seed=args.seed)
     refs = recipe.references(train, val, tabular, k=k, feats=feats)
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         texts=len(rows), targets=len(targets))
     say(f"training {args.base} on {len(targets)} teacher targets ({args.minutes} min)")
     log = distill.distill_base(args.base, targets, val, out / "base", cfg, references=refs,
-                               reference_model=tabular, marker=marker)
+                               reference_model=tabular, marker=marker, device=args.device)
     hist = log["finetune"]["history"]
     say(f"wrote {out / 'base'}: {log['finetune']['steps']} steps, val number loss "
         f"{[round(h['number_loss'], 3) for h in hist]}")

@@ -174,7 +174,8 @@ def fold_marker(base_marker: Mapping[str, Any], *, fold: int, folds: int,
 
 def distill_base(base: str | Path, targets: Sequence[Any], val: Sequence[Any],
                  out: str | Path, cfg: Any, *, references: Mapping[Any, float],
-                 reference_model: Any, marker: Mapping[str, Any]) -> dict[str, Any]:
+                 reference_model: Any, marker: Mapping[str, Any],
+                 device: str = "auto") -> dict[str, Any]:
     """Train ``base`` (a label-free base) on the distilled ``targets`` alone, ``val`` (the
     fold's labeled val part) picking the epoch, and write a base folder to ``out`` (the
     int8 graph, the weights ``laser-ci finetune`` starts from and ``marker``). Returns the
@@ -183,7 +184,7 @@ def distill_base(base: str | Path, targets: Sequence[Any], val: Sequence[Any],
 
     if not targets:
         raise ValueError("no teacher targets to distill")
-    log = finetune_examples(base, [], val, out, cfg, references=references,
+    log = finetune_examples(base, [], val, out, cfg, device=device, references=references,
                             reference_model=reference_model, include_weights=True,
                             extra=targets)
     Path(out, PRETRAIN_MARKER).write_text(json.dumps(dict(marker), indent=2) + "\n",
