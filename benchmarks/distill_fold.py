@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="training time limit")
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--oof-references", action="store_true",
+                    help="corpus texts' references out of fold, as the labeled texts' are "
+                         "(default: the fold's tabular model, fit on their repositories)")
     ap.add_argument("--device", default="cpu",
                     help="where the teacher decodes and the student trains (cuda on a GPU)")
     ap.add_argument("--out", required=True)
@@ -80,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     # what the rows were made for: another fold's rows carry references fit on this fold
     about = {"fold": f, "folds": k, "seed": args.seed, "texts": args.texts,
              "samples": args.samples, "teacher_base": args.teacher_base,
-             "adapter": str(Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR)}
+             "adapter": str(Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR),
+             **({"references": "out of fold"} if args.oof_references else {})}
     if rows_file.is_file():
         made = json.loads(about_file.read_text(encoding="utf-8")) if about_file.is_file() else {}
         if made != about:
@@ -101,6 +105,14 @@ def main(argv: list[str] | None = None) -> int:
                                    keep=Path(args.teacher_keep), calibration_examples=0,
                                    num_samples=args.samples, log=say)
         model = teacher.fit(train, val, f, k=k, tabular=tabular, feats=feats)
+        if args.oof_references:
+            refs_c = distill.corpus_references(texts, [*train, *val], k,
+                                               tabular.info["params"], feats)
+            texts = [t for t, r in zip(texts, refs_c, strict=True) if r is not None]
+            model.reference_model = distill.FixedReferences(
+                {t.text: r for t, r in zip(texts, [r for r in refs_c if r is not None],
+                                           strict=True)})
+            say(f"out-of-fold references for {len(texts)} corpus texts")
         rows = distill.teacher_targets(model, texts, log=say)
         distill.write_rows(rows_file, rows)
         about_file.write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")

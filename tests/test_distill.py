@@ -280,3 +280,35 @@ def test_distilled_base_trains_on_targets_then_fine_tunes_its_fold(tmp_path: Pat
     assert fold_log["base"] == str(tmp_path / "d") and fold_log["data"]["extra"] == 0
     with pytest.raises(CVError, match="distilled"):
         student.fit(train, val, 1, k=k, tabular=tabular)
+
+
+def test_corpus_references_come_from_models_without_the_texts_fold(
+        data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a labeled training text's: fit on the other folds' labeled examples only."""
+    pytest.importorskip("lightgbm")
+    import laser_ci.training.baselines as baselines
+    from laser_ci.predictors.lm import prompt_references
+    from laser_ci.training.examples import load_examples
+    from laser_ci.training.folds import fold_of
+
+    k = 3
+    labeled = load_examples(MINI)
+    tabular = LMRecipe.tabular(labeled, labeled)
+    texts = distill.corpus_texts_for(data, lambda repo: True, max_texts=10)
+    fits: list[set[str]] = []
+    real = baselines.Tabular.__init__
+
+    def spy(self, train, feats):
+        fits.append({e.repo for e in train})
+        real(self, train, feats)
+
+    monkeypatch.setattr(baselines.Tabular, "__init__", spy)
+    refs = distill.corpus_references(texts, labeled, k, tabular.info["params"],
+                                     baselines.text_features(labeled))
+    folds = sorted({fold_of(t.repo, k) for t in texts})
+    assert len(fits) == len(folds)
+    for g, repos in zip(folds, fits, strict=True):
+        assert repos and all(fold_of(r, k) != g for r in repos)
+    assert all(r is not None and r > 0 for r in refs)
+    fixed = distill.FixedReferences({t.text: r for t, r in zip(texts, refs, strict=True)})
+    assert prompt_references(fixed, [t.text for t in texts]) == refs

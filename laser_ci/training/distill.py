@@ -117,6 +117,50 @@ def corpus_texts_for(data_dir: str | Path, keep_repo: Callable[[str], bool], *,
     return out
 
 
+def corpus_references(texts: Sequence[CorpusText], labeled: Sequence[Any], k: int,
+                      params: Mapping[str, Any],
+                      feats: dict[str, dict[str, float]]) -> list[float | None]:
+    """Each corpus text's reference as a labeled training text's is made
+    (:func:`laser_ci.training.references.out_of_fold_references`): the p50 of a tabular
+    model with ``params`` fit on the ``labeled`` examples of the other folds (of ``k``)
+    than the text's repository's. None where no other fold has examples."""
+    import math
+
+    from laser_ci.predictors.features import extract
+    from laser_ci.training.baselines import SEEDS, Tabular
+    from laser_ci.training.folds import fold_of
+    from laser_ci.training.references import grid_point
+
+    feats = {**feats, **{t.text: extract(t.text) for t in texts if t.text not in feats}}
+    cfg = grid_point(params)
+    groups = [fold_of(t.repo, k) for t in texts]
+    out: list[float | None] = [None] * len(texts)
+    for g in sorted(set(groups)):
+        train = [e for e in labeled if fold_of(e.repo, k) != g]
+        idx = [i for i, h in enumerate(groups) if h == g]
+        if not train:
+            continue
+        tab = Tabular(train, feats)
+        names, model = tab.fit(cfg, seeds=SEEDS)
+        for i, m in zip(idx, model.predict(tab.matrix([texts[i] for i in idx], names)),
+                        strict=True):
+            out[i] = float(math.exp(m))
+    return out
+
+
+class FixedReferences:
+    """A reference model that answers from a table (text → reference seconds): what a
+    teacher reads when its references are made out of fold (:func:`corpus_references`)."""
+
+    def __init__(self, refs: Mapping[str, float]) -> None:
+        self.refs = dict(refs)
+
+    def predict(self, texts: Sequence[str]) -> list[Any]:
+        from laser_ci.predictors.base import Runtime
+
+        return [Runtime(self.refs[t], self.refs[t], self.refs[t]) for t in texts]
+
+
 def teacher_targets(teacher: Any, texts: Sequence[CorpusText], *, batch: int = 16,
                     log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """The teacher's samples (runtime seconds, sorted) for each text, with the reference
