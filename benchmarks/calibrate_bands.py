@@ -1,17 +1,18 @@
 """Set a shipped language model's decoding: the last digit kept whole, and band scales.
 
     python benchmarks/calibrate_bands.py --model model/lm [--data ../shared/data/gha-runs]
-        [--exact-last | --sampled-last] [--sampling independent|stratified|quantiles]
+        [--exact-last | --sampled-last] [--sampling independent|stratified|quantiles] [--shrink]
 
 What ``laser-ci eval --folds 5 ... --lm-ship DIR --lm-exact-last --lm-calibrate-bands`` does
 to the model it ships, for a model folder shipped before those options existed: writes
 ``decoding.exact_last`` (:func:`laser_ci.predictors.decode.sample_numbers`) and, with
 ``--sampling``, ``decoding.sampling`` into its ``laser.json``, then fits its p10-p90 band
-scales (:mod:`laser_ci.training.bands`) on the examples of fold 0
+scales (and with ``--shrink`` its shrinks, as ``--lm-shrink`` does; without, a model keeps
+none) (:mod:`laser_ci.training.bands`) on the examples of fold 0
 (:func:`laser_ci.training.folds.fold_of` with K = 5), the examples that picked a shipped
 model's epoch, never its training examples, and writes them too. Prints one JSON object:
-the scales and, on those examples, each regime's coverage and median p90/p10 before and
-after. Needs the ``train`` extra (the examples' history).
+the values and, on those examples, each regime's log-MAE, coverage and median p90/p10
+before and after. Needs the ``train`` extra (the examples' history).
 """
 
 from __future__ import annotations
@@ -27,18 +28,25 @@ from laser_ci.predictors.lm import CONFIG_NAME, SAMPLING, LaserModel  # noqa: E4
 from laser_ci.training import metrics  # noqa: E402
 from laser_ci.training.bands import (  # noqa: E402
     DEFAULT_TARGET,
+    fit,
     regime_predictions,
-    scales,
-    write_band_scale,
+    write_calibration,
 )
 from laser_ci.training.examples import load_examples  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 
 
-def summary(by_regime: dict) -> dict[str, dict[str, float]]:
+def summary(model: LaserModel, by_regime: dict) -> dict[str, dict[str, float]]:
+    """Each regime's figures with ``model``'s shrink and band scales applied to its raw
+    predictions."""
     out = {}
-    for name, (preds, truth) in by_regime.items():
+    for name, reg in by_regime.items():
+        preds = [model.finish(r, ref, name) for r, ref in zip(reg.preds, reg.refs, strict=True)]
+        truth = reg.truth
+        if not truth:
+            continue
         out[name] = {"n": len(truth),
+                     "log_mae": round(metrics.log_mae([r.p50 for r in preds], truth), 4),
                      "coverage": round(metrics.coverage([r.p10 for r in preds],
                                                         [r.p90 for r in preds], truth), 4),
                      "width": round(metrics.width_ratio([r.p10 for r in preds],
@@ -54,6 +62,8 @@ def main() -> int:
     last.add_argument("--exact-last", dest="exact_last", action="store_true", default=None)
     last.add_argument("--sampled-last", dest="exact_last", action="store_false")
     ap.add_argument("--sampling", choices=SAMPLING, default=None)
+    ap.add_argument("--shrink", action="store_true",
+                    help="also fit each regime's shrink toward the prompt's reference")
     args = ap.parse_args()
 
     folder = Path(args.model)
@@ -67,16 +77,16 @@ def main() -> int:
             decoding["sampling"] = args.sampling
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     val = [e for e in load_examples(args.data, history=True) if fold_of(e.repo, 5) == 0]
-    raw = LaserModel(folder, band_scale={})
+    raw = LaserModel(folder, band_scale={}, shrink={})
     by_regime = regime_predictions(raw, val)
-    fit = scales(by_regime)
-    write_band_scale(folder, fit, examples=len(val))
-    before = summary(by_regime)
-    after = summary(regime_predictions(LaserModel(folder), val))  # as the folder now reads
+    cal = fit(by_regime, shrink=args.shrink)
+    write_calibration(folder, cal, examples=len(val))
+    before = summary(raw, by_regime)
+    after = summary(LaserModel(folder), by_regime)  # as the folder now reads
     print(json.dumps({"model": str(folder), "exact_last": raw.exact_last,
                       "sampling": raw.sampling, "examples": len(val),
-                      "target": DEFAULT_TARGET, "band_scale": fit, "before": before,
-                      "after": after,
+                      "target": DEFAULT_TARGET, "band_scale": cal.band_scale,
+                      "shrink": cal.shrink, "before": before, "after": after,
                       "command": "python benchmarks/calibrate_bands.py " + " ".join(sys.argv[1:])},
                      indent=2))
     return 0

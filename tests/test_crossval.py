@@ -255,6 +255,9 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert "needs the prompt lines" in fails(
         "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-warm-reference")
     assert "only go with --folds" in fails("--lm-warm-reference")
+    assert "only go with --folds" in fails("--lm-shrink")
+    assert "fit with the band scales" in fails(
+        "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-shrink")
 
 
 # --- cards and the default -----------------------------------------------------------------------
@@ -441,17 +444,19 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
         "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
         "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--lm-exact-last",
-        "--lm-calibrate-bands", "--lm-samples", "4", "--lm-sampling", "quantiles",
-        "--format", "json"))
+        "--lm-calibrate-bands", "--lm-shrink", "--lm-samples", "4", "--lm-sampling",
+        "quantiles", "--format", "json"))
     assert len(seen) == 3  # decoding options: the same fold models, scored again
-    assert exact["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True, "samples": 4,
-                                       "sampling": "quantiles"}
+    assert exact["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True,
+                                       "shrink": True, "samples": 4, "sampling": "quantiles"}
     assert again["lm"]["decoding"] == {"exact_last": False, "calibrate_bands": False}
     assert exact["predictors"]["laser-lm"]["all"]["n"] == res["predictors"]["laser-lm"]["all"]["n"]
-    for f in range(3):  # each fold's scales, fit on its val part, are in its laser.json
+    for f in range(3):  # each fold's values, fit on its val part, are in its laser.json
         decoding = json.loads((lines / f"fold{f}" / "laser.json").read_text())["decoding"]
-        assert set(decoding["band_scale"]) <= {"warm", "cold"} and decoding["band_scale"]
-        assert decoding["band_calibration"]["examples"] > 0
+        assert set(decoding["band_scale"]) <= {"warm", "changed", "cold"}
+        assert decoding["band_scale"] and decoding["band_calibration"]["examples"] > 0
+        assert set(decoding.get("shrink", {})) <= set(decoding["band_scale"])
+        assert all(0 <= a <= 1 for a in decoding.get("shrink", {}).values())
     # kept folds of another prompt layout are not reused as this recipe's
     r = CliRunner().invoke(main, [
         "eval", str(MINI), "--folds", "3", "--predictor", "laser-lm", "--lm-base",

@@ -26,7 +26,10 @@ model's for a text without: its prompt carries the reference model's p50 and the
 writes the ratio to it; with ``prompt.warm_reference`` a text with history reads the
 reference model's (history-anchored) p50 too, and its samples are multiplied by that
 instead of the history median. A model with ``prompt.outcome`` is asked
-for the runtime of a successful run.
+for the runtime of a successful run. Then, by regime (:func:`text_regime`: ``warm``,
+``changed``, ``cold``), ``decoding.shrink`` moves the median toward the reference (the share
+of the model's correction that held on examples it was not trained on) and
+``decoding.band_scale`` stretches the band (both fit by :mod:`laser_ci.training.bands`).
 
 To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
 ``model/lm`` with its ``card.json``).
@@ -44,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from laser_ci.predictors.base import Runtime
-from laser_ci.text.history import parse_history
+from laser_ci.text.history import config_changed, parse_history
 
 CONFIG_NAME = "laser.json"
 MODEL_FILE = "model.onnx"
@@ -55,12 +58,39 @@ REFERENCE_MODELS = ("tabular",)  # laser.json prompt.cold_reference and prompt.w
 DEFAULT_THREADS = 2
 # laser.json "decoding.sampling": see laser_ci.predictors.decode
 SAMPLING = ("independent", "stratified", "quantiles")
-BAND_REGIMES = ("warm", "cold")  # laser.json "decoding.band_scale": see laser_ci.training.bands
+# laser.json "decoding.band_scale" and "decoding.shrink" are set per regime
+# (laser_ci.training.bands): texts with a history block whose configuration is unchanged
+# (or unknown), texts whose configuration changed since their latest earlier run, and texts
+# without a history block
+BAND_REGIMES = ("warm", "changed", "cold")
+
+
+def text_regime(text: str) -> str:
+    """The regime of :data:`BAND_REGIMES` a text decodes in."""
+    if parse_history(text) is None:
+        return "cold"
+    return "changed" if config_changed(text) else "warm"
+
+
+def regime_values(values: dict[str, float], default: float = 1.0) -> dict[str, float]:
+    """A value for every regime of :data:`BAND_REGIMES`: ``values``'s own, else for
+    ``changed`` the ``warm`` one (a model calibrated before that regime existed), else
+    ``default``."""
+    out = {r: float(values[r]) for r in BAND_REGIMES if r in values}
+    out.setdefault("warm", default)
+    out.setdefault("changed", out["warm"])
+    out.setdefault("cold", default)
+    return {r: out[r] for r in BAND_REGIMES}
 
 
 def band_scales(scales: dict[str, float]) -> dict[str, float]:
-    """A scale for every regime of :data:`BAND_REGIMES` (1.0 where ``scales`` has none)."""
-    return {r: float(scales.get(r, 1.0)) for r in BAND_REGIMES}
+    """A band scale for every regime (:func:`regime_values`; 1.0: the samples' own band)."""
+    return regime_values(scales)
+
+
+def shrinks(values: dict[str, float]) -> dict[str, float]:
+    """A shrink for every regime (:func:`regime_values`; 1.0: the model's own median)."""
+    return regime_values(values)
 
 
 class ModelFileError(ValueError):
@@ -138,6 +168,7 @@ class LaserModel:
         sampling: str | None = None,
         exact_last: bool | None = None,
         band_scale: dict[str, float] | None = None,
+        shrink: dict[str, float] | None = None,
         batch_jobs: int | None = None,
         threads: int = DEFAULT_THREADS,
         model_file: str = MODEL_FILE,
@@ -164,6 +195,8 @@ class LaserModel:
         # p10-p90 band scales by regime (laser_ci.training.bands; absent: the samples' own)
         scales = band_scale if band_scale is not None else dec.get("band_scale", {})
         self.band_scale = band_scales(scales)
+        # how far the median moves from the prompt's reference, by regime (absent: all the way)
+        self.shrink = shrinks(shrink if shrink is not None else dec.get("shrink", {}))
         # A dynamic int8 graph quantizes activations with one scale per call, so a job
         # decoded beside others could get other samples than alone: one job per batch keeps
         # every prediction a function of its own text. A static int8 graph (fixed scales,
@@ -220,7 +253,15 @@ class LaserModel:
     def sample(self, texts: Sequence[str], num_samples: int | None = None) -> list[np.ndarray]:
         """The sorted runtime samples of each text (a ``ratio`` model's warm samples
         multiplied by the text's history median, see :mod:`laser_ci.text.tokenize`)."""
+        return [s for s, _ in self.sample_with_references(texts, num_samples)]
+
+    def sample_with_references(self, texts: Sequence[str], num_samples: int | None = None,
+                               ) -> list[tuple[np.ndarray, float | None]]:
+        """Each text's sorted runtime samples and the runtime its prompt's output is relative
+        to (the history median, or the reference model's p50; None for a model that writes
+        runtimes)."""
         from laser_ci.predictors.decode import DecodeStats, sample_numbers
+        from laser_ci.text.tokenize import RATIO_CENTER
 
         if not texts:
             return []
@@ -245,7 +286,8 @@ class LaserModel:
         )
         self.last_stats = stats
         refs = [self.prompt.reference(t) for t in texts]
-        return [s if r is None else s * r for s, r in zip(out, refs, strict=True)]
+        return [(s, None) if r is None else (s * r, r * RATIO_CENTER)
+                for s, r in zip(out, refs, strict=True)]
 
     def prompt_texts(self, texts: Sequence[str]) -> list[str]:
         """The texts as this model reads them: with the ``outcome: success`` line and, for
@@ -257,16 +299,27 @@ class LaserModel:
                 for t, r in zip(texts, refs, strict=True)]
 
     def predict(self, texts: Sequence[str]) -> list[Runtime]:
+        return [self.finish(raw, ref, text_regime(t))
+                for t, (raw, ref) in zip(texts, self.predict_raw(texts), strict=True)]
+
+    def predict_raw(self, texts: Sequence[str]) -> list[tuple[Runtime, float | None]]:
+        """Each text's samples' p10/median/p90, before the shrink and the band scale, and its
+        reference (:meth:`sample_with_references`): what :mod:`laser_ci.training.bands`
+        calibrates on."""
         from laser_ci.predictors.decode import summarize_samples
 
         texts = list(texts)
         # identical texts (e.g. matrix instances that serialize alike) are decoded once
         unique = list(dict.fromkeys(texts))
-        samples = dict(zip(unique, self.sample(unique), strict=True))
-        scale = {t: self.band_scale["cold" if parse_history(t) is None else "warm"]
-                 for t in unique}
-        return [_in_range(scaled_band(Runtime(*summarize_samples(samples[t])), scale[t]))
-                for t in texts]
+        got = {t: (Runtime(*summarize_samples(s)), r)
+               for t, (s, r) in zip(unique, self.sample_with_references(unique), strict=True)}
+        return [got[t] for t in texts]
+
+    def finish(self, raw: Runtime, reference: float | None, regime: str) -> Runtime:
+        """A raw prediction (:meth:`predict_raw`) as this model states it: moved toward its
+        reference by the regime's shrink, its band scaled by the regime's band scale."""
+        return _in_range(scaled_band(shrunk(raw, reference, self.shrink[regime]),
+                                     self.band_scale[regime]))
 
 
 def _in_range(r: Runtime) -> Runtime:
@@ -277,6 +330,15 @@ def _in_range(r: Runtime) -> Runtime:
 
     lo, hi = DEFAULT_CODEC.min_value, DEFAULT_CODEC.max_value
     return Runtime(*(min(max(x, lo), hi) if x == x else x for x in (r.p10, r.p50, r.p90)))
+
+
+def shrunk(r: Runtime, reference: float | None, a: float) -> Runtime:
+    """``r`` with its median's log ratio to ``reference`` multiplied by ``a`` (0: the
+    reference itself, 1: unchanged), its band moved with it (:mod:`laser_ci.training.bands`)."""
+    if a == 1.0 or reference is None or not (reference > 0 and r.p50 > 0):
+        return r
+    f = (reference / r.p50) ** (1.0 - a)
+    return Runtime(r.p10 * f, r.p50 * f, r.p90 * f)
 
 
 def scaled_band(r: Runtime, s: float) -> Runtime:

@@ -111,6 +111,15 @@ def parse_history(text: str) -> dict[str, float] | None:
     return None
 
 
+def config_changed(text: str) -> bool:
+    """Whether a text's history block says its configuration changed since the latest
+    earlier run (``history-config: changed ...``); False without a block."""
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("history: ")), None)
+    return (at is not None and at + 1 < len(lines)
+            and lines[at + 1].startswith("history-config: changed"))
+
+
 def split_history_block(text: str) -> tuple[str, list[str]]:
     """``text`` without its history block, and the block's lines in the order the language
     model reads them at the end of its prompt (:class:`laser_ci.text.tokenize.PromptCodec`): the

@@ -137,6 +137,9 @@ class LMRecipe:
     exact_last: bool = False
     # p10-p90 band scales fit on the fold's val part (laser_ci.training.bands); else none
     calibrate_bands: bool = False
+    # with calibrate_bands: the median's shrink toward the prompt's reference, fit on the
+    # val part too (laser_ci.training.bands.shrink_factor); else none
+    shrink: bool = False
     samples: int | None = None  # samples per text (None: the fold model's laser.json)
     sampling: str | None = None  # how they are placed (None: the fold model's laser.json)
     cfg: Any = None
@@ -175,6 +178,8 @@ class LMRecipe:
             upd["pairs"] = self.pairs
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")
+        if self.shrink and not self.calibrate_bands:
+            raise CVError("the shrink is fit with the band scales (--lm-calibrate-bands)")
         self.cfg = replace(cfg, **upd)
 
     def fit(self, train: Sequence[Example], val: Sequence[Example], fold: int, *,
@@ -209,20 +214,21 @@ class LMRecipe:
 
     def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
         """The model in ``folder`` decoded as this recipe decodes; with ``calibrate_bands``,
-        its band scales fit on ``val`` first (and written to its ``laser.json``)."""
-        from laser_ci.predictors.lm import LaserModel, band_scales
-        from laser_ci.training.bands import calibrate, write_band_scale
+        its band scales (and with ``shrink`` its shrinks) fit on ``val`` first (and written to
+        its ``laser.json``)."""
+        from laser_ci.predictors.lm import LaserModel
+        from laser_ci.training.bands import apply, calibrate, write_calibration
 
         threads = max(1, self.cfg.threads)
         kw = {"threads": threads, "exact_last": self.exact_last, "num_samples": self.samples,
               "sampling": self.sampling}
-        model = LaserModel(folder, band_scale={}, **kw)
+        model = LaserModel(folder, band_scale={}, shrink={}, **kw)
         if not self.calibrate_bands:
             return model
-        scales = calibrate(model, val)
-        write_band_scale(folder, scales, examples=len(val))
+        cal = calibrate(model, val, shrink=self.shrink)
+        write_calibration(folder, cal, examples=len(val))
         # what LaserModel(folder) now reads from laser.json, without opening the model again
-        model.band_scale = band_scales(scales)
+        apply(model, cal)
         return model
 
     def _check_kept(self, folder: Path) -> None:
@@ -311,6 +317,7 @@ class LMRecipe:
                 "config": asdict(self.cfg),
                 "decoding": {"exact_last": self.exact_last,
                              "calibrate_bands": self.calibrate_bands,
+                             **({"shrink": True} if self.shrink else {}),
                              **({"samples": self.samples} if self.samples else {}),
                              **({"sampling": self.sampling} if self.sampling else {})},
                 "note": self._note()}
@@ -963,7 +970,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_exact_last: bool = False, predictions_path: str | None = None,
             lm_pairs: int = 0, lm_calibrate_bands: bool = False,
             lm_samples: int | None = None, lm_warm_reference: bool = False,
-            lm_sampling: str | None = None) -> None:
+            lm_sampling: str | None = None, lm_shrink: bool = False) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -990,7 +997,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           layout=lm_layout, quantization=lm_quantization,
                           exact_last=lm_exact_last, pairs=lm_pairs,
                           calibrate_bands=lm_calibrate_bands, samples=lm_samples,
-                          warm_reference=lm_warm_reference, sampling=lm_sampling)
+                          warm_reference=lm_warm_reference, sampling=lm_sampling,
+                          shrink=lm_shrink)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -1076,6 +1084,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts += ["--lm-pairs", str(lm.pairs)]
         if lm.calibrate_bands:
             parts.append("--lm-calibrate-bands")
+        if lm.shrink:
+            parts.append("--lm-shrink")
         if lm.samples:
             parts += ["--lm-samples", str(lm.samples)]
         if lm.sampling:

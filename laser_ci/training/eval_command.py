@@ -103,8 +103,12 @@ from laser_ci.training.history import REGIMES
               help="--folds: how laser-lm's samples are placed when scoring "
                    "(laser_ci.predictors.decode) [the fold model's, stratified].")
 @click.option("--lm-calibrate-bands", is_flag=True,
-              help="--folds: scale laser-lm's p10-p90 bands, warm and cold apart, so they hold "
-                   "80% of the fold's val part (laser_ci.training.bands).")
+              help="--folds: scale laser-lm's p10-p90 bands, warm, changed and cold apart, so "
+                   "they hold 80% of the fold's val part (laser_ci.training.bands).")
+@click.option("--lm-shrink", is_flag=True,
+              help="--folds, with --lm-calibrate-bands: also move laser-lm's median toward "
+                   "its prompt's reference by the share of its correction that held on the "
+                   "fold's val part, per regime (laser_ci.training.bands).")
 @click.option("--lm-exact-last", is_flag=True,
               help="--folds: decode laser-lm with the last digit's distribution kept whole "
                    "instead of sampled (laser_ci.predictors.decode: exact_last).")
@@ -149,6 +153,7 @@ def eval_command(
     lm_calibrate_bands: bool,
     lm_samples: int | None,
     lm_sampling: str | None,
+    lm_shrink: bool,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -162,7 +167,7 @@ def eval_command(
                "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
                "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
                "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference,
-               "--lm-sampling": lm_sampling}
+               "--lm-sampling": lm_sampling, "--lm-shrink": lm_shrink}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -181,7 +186,8 @@ def eval_command(
                 lm_ship=lm_ship, lm_exact_last=lm_exact_last,
                 predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
                 lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
-                lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling)
+                lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling,
+                lm_shrink=lm_shrink)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

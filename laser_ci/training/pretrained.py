@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from laser_ci.predictors.lm import LaserModel, band_scales
+from laser_ci.predictors.lm import LaserModel, band_scales, shrinks
 from laser_ci.text.numbers import DEFAULT_CODEC
 from laser_ci.text.tokenize import PromptCodec
 
@@ -215,6 +215,7 @@ class TorchLaserModel(LaserModel):
         self.num_samples, self.temperature, self.seed = num_samples, 1.0, seed
         self.sampling, self.exact_last, self.batch_jobs = sampling, exact_last, batch_jobs
         self.band_scale = band_scales(band_scale or {})
+        self.shrink = shrinks({})
         self.codec = prompt.codec
         self.prompt = prompt
         self.reference_model = reference_model
@@ -398,7 +399,7 @@ class PretrainedRecipe:
         cal = random.Random(self.lora.seed).sample(list(val), min(len(val),
                                                                   self.calibration_examples))
         t = time.time()
-        scales = calibrate(predictor, cal)
+        scales = calibrate(predictor, cal).band_scale
         predictor.band_scale = band_scales(scales)
         say(f"fold {fold}: band scales {predictor.band_scale} from {len(cal)} val examples "
             f"({time.time() - t:.0f} s)")
