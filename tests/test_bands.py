@@ -235,6 +235,10 @@ def test_model_applies_its_calibration_by_regime(tmp_path: Path) -> None:
     assert got[0].p50 == pytest.approx(120.0)  # warm, shrink 0: the history median
     assert got[1].p50 == pytest.approx(math.sqrt(120.0 * raw[1].p50))  # half way, in log
     assert got[2].p50 == pytest.approx(refs[2])  # cold, shrink 0: the reference's p50
+    # ... as the prompt's reference line states it (three digits)
+    (tab,) = shrunk_model.reference_model.predict([COLD])
+    assert refs[2] == pytest.approx(tab.p50, rel=0.01)
+    assert refs[2] == pytest.approx(float(f"{tab.p50:.2e}"))
 
 
 def test_predictions_stay_within_the_stated_range() -> None:

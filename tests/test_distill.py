@@ -128,12 +128,12 @@ class _Reference:
 
 
 class _Teacher:
-    """The two things teacher_targets reads of a TorchLaserModel."""
+    """What teacher_targets reads of a TorchLaserModel: each text's samples and the
+    reference its prompt read."""
 
-    reference_model = _Reference()
-
-    def sample(self, texts):
-        return [np.array([5.0, 10.0 * (i + 1), 0.0]) for i, _ in enumerate(texts)]
+    def sample_with_references(self, texts):
+        refs = [r.p50 for r in _Reference().predict(texts)]
+        return [(np.array([5.0, 10.0 * (i + 1), 0.0]), ref) for i, ref in enumerate(refs)]
 
 
 def test_teacher_samples_become_cold_success_targets(tmp_path: Path) -> None:

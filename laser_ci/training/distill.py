@@ -164,16 +164,14 @@ class FixedReferences:
 def teacher_targets(teacher: Any, texts: Sequence[CorpusText], *, batch: int = 16,
                     log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """The teacher's samples (runtime seconds, sorted) for each text, with the reference
-    its prompt read (``teacher.reference_model``'s p50): one JSON-ready row per text."""
-    from laser_ci.predictors.lm import prompt_references
-
+    its prompt read (its reference model's p50, :meth:`laser_ci.predictors.lm.LaserModel.
+    sample_with_references`): one JSON-ready row per text."""
     rows: list[dict[str, Any]] = []
     t0 = time.time()
     for s in range(0, len(texts), batch):
         part = texts[s:s + batch]
-        plain = [t.text for t in part]
-        refs = prompt_references(teacher.reference_model, plain)
-        for t, r, samples in zip(part, refs, teacher.sample(plain), strict=True):
+        got = teacher.sample_with_references([t.text for t in part])
+        for t, (samples, r) in zip(part, got, strict=True):
             rows.append({"repo": t.repo, "path": t.path, "blob": t.blob, "text": t.text,
                          "reference": r, "samples": [float(x) for x in samples]})
         if log is not None:
