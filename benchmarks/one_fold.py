@@ -4,7 +4,7 @@ the shipped prompts: :mod:`laser_ci.training.pretrained`) or, to pair it with, t
 recipe (:class:`laser_ci.training.crossval.LMRecipe` as the model card runs it), scored on
 one held-out fold beside ``tabular`` and ``history-median``.
 
-The fold is ``laser-ci eval --folds 5``'s (``crossval._one_fold``): the same repositories
+The fold is ``laser-ci eval --folds 5``'s (``crossval.score_fold``): the same repositories
 held out, the same inner val fold, the same out-of-fold tabular references in the training
 texts, the fold's own tabular model as the reference at inference, decoded by the shipped
 loop (16 stratified samples, the last digit whole), band scales fit on the val part
@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from laser_ci.training import metrics  # noqa: E402
 from laser_ci.training.crossval import (  # noqa: E402
     LM_NAME,
+    FoldWork,
     LMRecipe,
-    _FoldWork,
-    _one_fold,
+    score_fold,
     write_predictions,
 )
 from laser_ci.training.folds import fold_of  # noqa: E402
@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
                           prompt_lines=True, layout="shared-prefix", reuse=args.reuse,
                           exact_last=True, calibrate_bands=True)
         lm_name = LM_NAME
-    work = _FoldWork(examples, folds, scored, k, [*BASELINES, LM_NAME], "prior", recipe,
+    work = FoldWork(examples, folds, scored, k, [*BASELINES, LM_NAME], "prior", recipe,
                      text_features(examples), False, None)
-    record, held, preds = _one_fold(work, f)
+    record, held, preds = score_fold(work, f)
     say(f"fold done: {json.dumps(record['seconds'])}")
     test = [examples[scored[j]] for j in held]
     preds = {lm_name if name == LM_NAME else name: pc for name, pc in preds.items()}

@@ -397,7 +397,7 @@ class FoldPredictions:
 
 
 @dataclass
-class _FoldWork:
+class FoldWork:
     """What every fold reads (sent once to each process when folds run in parallel)."""
 
     examples: Sequence[Example]
@@ -412,10 +412,10 @@ class _FoldWork:
     log: Callable[[str], None] | None
 
 
-_WORK: _FoldWork | None = None
+_WORK: FoldWork | None = None
 
 
-def _one_fold(w: _FoldWork, f: int) -> tuple[dict[str, Any], list[int],
+def score_fold(w: FoldWork, f: int) -> tuple[dict[str, Any], list[int],
                                              dict[str, tuple[list[Runtime], list[Runtime]]]]:
     """Train on every fold but ``f``, predict fold ``f``: ``(record, held, predictions)``
     with ``held`` the positions in ``w.scored`` and ``predictions[name] = (prior, cold)``."""
@@ -485,7 +485,7 @@ def _one_fold(w: _FoldWork, f: int) -> tuple[dict[str, Any], list[int],
     return record, held, out
 
 
-def _set_work(work: _FoldWork) -> None:
+def _set_work(work: FoldWork) -> None:
     global _WORK
     _WORK = work
 
@@ -493,7 +493,7 @@ def _set_work(work: _FoldWork) -> None:
 def _pool_fold(f: int) -> tuple[dict[str, Any], list[int],
                                   dict[str, tuple[list[Runtime], list[Runtime]]]]:
     assert _WORK is not None
-    return _one_fold(_WORK, f)
+    return score_fold(_WORK, f)
 
 
 def default_jobs(k: int) -> int:
@@ -553,9 +553,9 @@ def run_folds(
     for part, part_jobs in zip(parts, (jobs, 1), strict=True):
         if not part:
             continue
-        work = _FoldWork(examples, folds, scored, k, part, history, lm, feats, progress, log)
+        work = FoldWork(examples, folds, scored, k, part, history, lm, feats, progress, log)
         if part_jobs == 1:
-            results += [_one_fold(work, f) for f in range(k)]
+            results += [score_fold(work, f) for f in range(k)]
             continue
         import multiprocessing
 
