@@ -185,16 +185,18 @@ def test_shrink_factor_minimises_the_log_mae() -> None:
     assert loss(a) <= loss(grid) + 1e-12
 
 
-def test_fit_shrinks_then_scales_and_skips_small_regimes() -> None:
+def test_fit_shrinks_then_scales_and_skips_a_small_changed_regime() -> None:
     n = MIN_EXAMPLES
     # warm: the model doubles every reference, truth is the reference: shrink 0, then the
     # band (p10 = half the median) must reach the truth at the reference for 80% to fit
     warm = Regime([_at(2.0)] * n, [REF] * n, [REF] * n)
     changed = Regime([_at(2.0)] * (n - 1), [REF] * (n - 1), [REF] * (n - 1))  # too few
-    cold = Regime([_at(1.0)] * n, [REF] * n, [REF * 2] * n)  # no correction: no shrink
+    cold = Regime([_at(1.0)] * 3, [REF] * 3, [REF * 2] * 3)  # no correction: no shrink
     cal = fit({"warm": warm, "changed": changed, "cold": cold}, shrink=True)
     assert cal.shrink == {"warm": 0.0}
-    assert cal.band_scale == {"warm": 0.0, "cold": 1.0}
+    assert cal.band_scale == {"warm": 0.0, "cold": 1.0}  # changed falls back to warm's
+    enough = Regime(changed.preds + [_at(2.0)], changed.refs + [REF], changed.truth + [REF])
+    assert fit({"changed": enough}, shrink=True).shrink == {"changed": 0.0}
     no_shrink = fit({"warm": warm}, shrink=False)
     assert no_shrink.shrink == {} and no_shrink.band_scale == {"warm": 1.0}
 

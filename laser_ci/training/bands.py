@@ -22,9 +22,9 @@ scales are then fit on the shrunk predictions.
 
 Regimes (:data:`laser_ci.predictors.lm.BAND_REGIMES`): ``warm``, texts with a history block
 whose configuration did not change since the latest earlier run, ``changed``, texts whose
-configuration did (``history-config: changed``), and ``cold``, texts without a block. A
-regime with fewer than :data:`MIN_EXAMPLES` calibration examples is left out, and takes
-``warm``'s values for ``changed`` (else 1). The calibration examples are a fold's val part in
+configuration did (``history-config: changed``), and ``cold``, texts without a block.
+``changed`` with fewer than :data:`MIN_EXAMPLES` calibration examples is left out and takes
+``warm``'s values; a regime without usable examples keeps 1. The calibration examples are a fold's val part in
 ``laser-ci eval --folds`` (``--lm-calibrate-bands``, ``--lm-shrink``) and fold 0 for a
 shipped model (the examples that pick its epoch), never the examples it is scored on; the
 values go to ``laser.json`` ``decoding.band_scale`` and ``decoding.shrink``.
@@ -44,7 +44,7 @@ import numpy as np
 from laser_ci.predictors.base import Runtime
 
 DEFAULT_TARGET = 0.8
-MIN_EXAMPLES = 30  # the fewest calibration examples a regime's values are fit on
+MIN_EXAMPLES = 30  # the fewest calibration examples ``changed``'s own values are fit on
 
 
 def band_scale(preds: Sequence[Runtime], truth: Sequence[float],
@@ -131,12 +131,13 @@ def regime_predictions(model: Any, examples: Sequence[Any]) -> dict[str, Regime]
 def fit(by_regime: dict[str, Regime], target: float = DEFAULT_TARGET, *,
         shrink: bool = False) -> Calibration:
     """Each regime's shrink (with ``shrink``) and then its band scale on the shrunk
-    predictions; regimes with fewer than :data:`MIN_EXAMPLES` examples are left out."""
+    predictions; ``changed`` with fewer than :data:`MIN_EXAMPLES` examples is left out (it
+    falls back to ``warm``'s, :func:`laser_ci.predictors.lm.regime_values`)."""
     from laser_ci.predictors.lm import shrunk
 
     cal = Calibration({}, {})
     for name, reg in by_regime.items():
-        if len(reg.truth) < MIN_EXAMPLES:
+        if name == "changed" and len(reg.truth) < MIN_EXAMPLES:
             continue
         a = shrink_factor(reg.preds, reg.refs, reg.truth) if shrink else None
         preds = reg.preds
