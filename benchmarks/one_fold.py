@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                           exact_last=True, calibrate_bands=True)
         lm_name = LM_NAME
     work = FoldWork(examples, folds, scored, k, [*BASELINES, LM_NAME], "prior", recipe,
-                     text_features(examples), False, None)
+                    text_features(examples), False, None)
     record, held, preds = score_fold(work, f)
     say(f"fold done: {json.dumps(record['seconds'])}")
     test = [examples[scored[j]] for j in held]

@@ -416,7 +416,7 @@ _WORK: FoldWork | None = None
 
 
 def score_fold(w: FoldWork, f: int) -> tuple[dict[str, Any], list[int],
-                                             dict[str, tuple[list[Runtime], list[Runtime]]]]:
+                                            dict[str, tuple[list[Runtime], list[Runtime]]]]:
     """Train on every fold but ``f``, predict fold ``f``: ``(record, held, predictions)``
     with ``held`` the positions in ``w.scored`` and ``predictions[name] = (prior, cold)``."""
     from laser_ci.training.baselines import NEEDS, fit_baselines, with_needs
