@@ -132,6 +132,9 @@ class LMRecipe:
     layout: str = "serial"  # the prompt layout (laser_ci.text.tokenize)
     quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
     pairs: int = 0  # changed configurations from pairs of runs (TrainConfig.pairs)
+    # the prompt's token budget (None: the fold config's, 256); more needs a base whose
+    # pretraining rows were at least this long, or its positions past them are untrained
+    max_prompt_tokens: int | None = None
     reuse: bool = False  # score the fold folders an earlier run kept in ``keep`` (train the rest)
     # decoding (not training): the last digit's distribution kept whole (decode.sample_numbers)
     exact_last: bool = False
@@ -176,6 +179,14 @@ class LMRecipe:
             upd["quantization"] = self.quantization
         if self.pairs:
             upd["pairs"] = self.pairs
+        if self.max_prompt_tokens is not None:
+            seq_len = self.pretrained.get("seq_len")  # older bases did not say
+            if isinstance(seq_len, int) and seq_len < self.max_prompt_tokens:
+                raise CVError(f"{self.base}: pretrained on {seq_len}-token rows, so its "
+                              f"positions past {seq_len} are untrained; a "
+                              f"{self.max_prompt_tokens}-token prompt needs a base pretrained "
+                              f"with --pretrain-seq-len {self.max_prompt_tokens} or more")
+            upd["max_prompt_tokens"] = self.max_prompt_tokens
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")
         if self.shrink and not self.calibrate_bands:
@@ -970,7 +981,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_exact_last: bool = False, predictions_path: str | None = None,
             lm_pairs: int = 0, lm_calibrate_bands: bool = False,
             lm_samples: int | None = None, lm_warm_reference: bool = False,
-            lm_sampling: str | None = None, lm_shrink: bool = False) -> None:
+            lm_sampling: str | None = None, lm_shrink: bool = False,
+            lm_max_prompt_tokens: int | None = None) -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -998,7 +1010,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           exact_last=lm_exact_last, pairs=lm_pairs,
                           calibrate_bands=lm_calibrate_bands, samples=lm_samples,
                           warm_reference=lm_warm_reference, sampling=lm_sampling,
-                          shrink=lm_shrink)
+                          shrink=lm_shrink, max_prompt_tokens=lm_max_prompt_tokens)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:

@@ -97,6 +97,9 @@ from laser_ci.training.history import REGIMES
               help="--folds: laser-lm also trains on up to N warm texts per run made from "
                    "earlier runs with another configuration, each as if it had been the "
                    "latest (changed configurations from pairs of runs) [0].")
+@click.option("--lm-max-prompt-tokens", type=click.IntRange(min=64), default=None,
+              help="--folds: laser-lm's prompt budget in tokens [256]; above the base's "
+                   "pretraining row length it is refused.")
 @click.option("--lm-samples", type=click.IntRange(min=1), default=None,
               help="--folds: samples per text when scoring laser-lm [the fold model's, 16].")
 @click.option("--lm-sampling", type=click.Choice(SAMPLING), default=None,
@@ -154,6 +157,7 @@ def eval_command(
     lm_samples: int | None,
     lm_sampling: str | None,
     lm_shrink: bool,
+    lm_max_prompt_tokens: int | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -167,7 +171,8 @@ def eval_command(
                "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
                "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
                "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference,
-               "--lm-sampling": lm_sampling, "--lm-shrink": lm_shrink}
+               "--lm-sampling": lm_sampling, "--lm-shrink": lm_shrink,
+               "--lm-max-prompt-tokens": lm_max_prompt_tokens}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -187,7 +192,7 @@ def eval_command(
                 predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
                 lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
                 lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling,
-                lm_shrink=lm_shrink)
+                lm_shrink=lm_shrink, lm_max_prompt_tokens=lm_max_prompt_tokens)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

@@ -1061,7 +1061,8 @@ def run_pretrain_only(data_dir: str | os.PathLike[str], out_dir: str | os.PathLi
                              "documents": len(texts), "repos": len(repos),
                              "what": "distinct workflow file versions of corpus.jsonl, raw "
                                      "YAML; no runs, no runtimes, no labeled example's text"},
-                  "size": cfg.size, "seed": cfg.seed, "pretrain": log.get("pretrain"),
+                  "size": cfg.size, "seed": cfg.seed, "seq_len": cfg.pretrain_seq_len,
+                  "pretrain": log.get("pretrain"),
                   "tokenizer": log.get("tokenizer")}
         (base / PRETRAIN_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
