@@ -258,6 +258,32 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert "only go with --folds" in fails("--lm-shrink")
     assert "fit with the band scales" in fails(
         "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-shrink")
+    assert "only go with --folds" in fails("--lm-max-prompt-tokens", "512")
+    short = tmp_path / "short"
+    short.mkdir()
+    (short / "laser_pretrain.json").write_text(
+        '{"pretrain_only": true, "labels": false, "seq_len": 256}')
+    assert "positions past 256 are untrained" in fails(
+        "--folds", "--predictor", "laser-lm", "--lm-base", str(short),
+        "--lm-max-prompt-tokens", "512")
+
+
+@pytest.mark.parametrize(("seq_len", "asked", "budget"), [
+    (None, None, 256),  # the fold config's budget
+    (512, None, 256),
+    (512, 512, 512),  # up to the pretraining rows
+    (1024, 512, 512),
+    (None, 512, 512),  # a base from before the marker said: not checked
+])
+def test_recipe_prompt_budget(tmp_path: Path, seq_len: int | None, asked: int | None,
+                              budget: int) -> None:
+    marker = {"pretrain_only": True, "labels": False}
+    if seq_len is not None:
+        marker["seq_len"] = seq_len
+    (tmp_path / "laser_pretrain.json").write_text(json.dumps(marker))
+    from laser_ci.training.crossval import LMRecipe
+
+    assert LMRecipe(tmp_path, max_prompt_tokens=asked).cfg.max_prompt_tokens == budget
 
 
 # --- cards and the default -----------------------------------------------------------------------
@@ -354,6 +380,7 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
     marker = json.loads((out / "pretrained" / "laser_pretrain.json").read_text())
     assert marker["pretrain_only"] is True and marker["labels"] is False
     assert marker["corpus"]["split"] == "all" and marker["pretrain"]["steps"] == 3
+    assert marker["seq_len"] == 32  # what --lm-max-prompt-tokens is checked against
     report = json.loads((out / "train_report.json").read_text())
     assert "finetune" not in report and "data" not in report  # no labeled example read
 
