@@ -114,10 +114,8 @@ def parse_history(text: str) -> dict[str, float] | None:
 def config_changed(text: str) -> bool:
     """Whether a text's history block says its configuration changed since the latest
     earlier run (``history-config: changed ...``); False without a block."""
-    lines = text.split("\n")
-    at = next((i for i, line in enumerate(lines) if line.startswith("history: ")), None)
-    return (at is not None and at + 1 < len(lines)
-            and lines[at + 1].startswith("history-config: changed"))
+    _, block = split_history_block(text)
+    return bool(block) and block[0].startswith("history-config: changed")
 
 
 def split_history_block(text: str) -> tuple[str, list[str]]:
