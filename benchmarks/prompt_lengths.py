@@ -22,10 +22,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.predictors.lm import LaserModel  # noqa: E402
+from laser_ci.text.tokenize import PromptCodec  # noqa: E402
 from laser_ci.training.examples import KINDS, load_examples  # noqa: E402
 from laser_ci.training.history import example_text  # noqa: E402
 
 UNCUT = 1_000_000  # a budget no text reaches
+
+
+def _bodies(prompt: PromptCodec, texts: list[str], n: int) -> np.ndarray:
+    """The body tokens each text's prompt feeds with a budget of ``n`` tokens."""
+    codec = dataclasses.replace(prompt, max_prompt_tokens=n)
+    return np.array([len(shared) - 1 for shared, _ in codec.encode_segments(texts)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,16 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         if not texts:
             continue
 
-        def bodies(n: int) -> np.ndarray:
-            codec = dataclasses.replace(prompt, max_prompt_tokens=n)
-            return np.array([len(shared) - 1 for shared, _ in codec.encode_segments(texts)])
-
-        full = bodies(UNCUT)
+        full = _bodies(prompt, texts, UNCUT)
         p10, p50, p90, p99 = np.percentile(full, [10, 50, 90, 99])
         print(f"{kind}: {len(texts)} texts; body tokens uncut p10 {p10:.0f}, median {p50:.0f}, "
               f"p90 {p90:.0f}, p99 {p99:.0f}")
         for n in budgets:
-            kept = bodies(n)
+            kept = _bodies(prompt, texts, n)
             print(f"  budget {n}: body tokens kept median {np.median(kept):.0f} "
                   f"(p10 {np.percentile(kept, 10):.0f}, p90 {np.percentile(kept, 90):.0f}); "
                   f"bodies cut {100 * np.mean(kept < full):.1f}%")

@@ -351,6 +351,20 @@ def test_default_is_chosen_from_cross_validated_scores(tmp_path: Path) -> None:
     _card(tmp_path / "b" / "lm", {"laser-lm": {"val_log_mae": 0.1}},
           cv={"laser-lm": {"log_mae": 1.1, "prior_log_mae": 0.6}})
     assert best_name(tmp_path / "b", names) == "tabular"
+    # a lower cold score is not enough: the language model must not lag the baselines on any
+    # headline row both cards hold (here warm); rows only one card holds are not compared
+    lead = {"tabular": {"log_mae": 1.1, "prior_warm_log_mae": 0.40, "job_log_mae": 1.2}}
+    _card(tmp_path / "d" / "baselines", cv=lead)
+    _card(tmp_path / "d" / "lm", cv={"laser-lm": {"log_mae": 1.0, "prior_warm_log_mae": 0.41}})
+    assert best_name(tmp_path / "d", names) == "tabular"
+    _card(tmp_path / "d" / "lm", cv={"laser-lm": {"log_mae": 1.0, "prior_warm_log_mae": 0.40,
+                                                  "prior_warm_changed_log_mae": 0.5}})
+    assert best_name(tmp_path / "d", names) == "laser-lm"  # level on warm: enough
+    # the best baseline per row, whichever baseline it is (warm: history-median's 0.39); the
+    # baselines tie cold, and the name decides between them
+    lead["history-median"] = {"log_mae": 1.1, "prior_warm_log_mae": 0.39}
+    _card(tmp_path / "d" / "baselines", cv=lead)
+    assert best_name(tmp_path / "d", names | {"history-median"}) == "history-median"
     # a predictor without cv in a card that has some ranks after those with
     _card(tmp_path / "c" / "baselines", {"tabular": {"val_log_mae": 0.9},
                                          "text-linear": {"val_log_mae": 0.1}},

@@ -28,10 +28,15 @@ prior``. ``val_log_mae`` is the log-MAE on the ``val`` split alone, as printed b
 card: a predictor with cross-validated scores ranks before every predictor without them
 (whatever their ``val`` scores), and within each group the lowest ``log_mae`` (``cv``) or
 ``val_log_mae`` wins, ties broken by the lower ``prior_log_mae`` / ``val_prior_log_mae``
-(absent: last) and then by name. So the language model takes over as soon as its card
-says it beats the baselines on the same footing. (``history-median`` falls back to
-``tabular`` without history: same cold score; the tie goes to the better one with
-history.)
+(absent: last) and then by name. A language model's cross-validated scores count only
+where they are no worse than the best cross-validated baseline's on every row of
+:data:`HEADLINE` that both cards hold (issue #13's rows: cold, all and successful runs;
+warm; workflow changed; per job with and without history); otherwise it ranks after every
+cross-validated baseline. So the language model takes over as soon as its card says it is
+ahead of, or level with, the baselines on each of those rows on the same footing, and a
+lower cold score alone (a tie by its interval, say) does not make it the default.
+(``history-median`` falls back to ``tabular`` without history: same cold score; the tie
+goes to the better one with history.)
 """
 
 from __future__ import annotations
@@ -47,6 +52,11 @@ from typing import Any
 from laser_ci.predictors.base import Predictor
 
 CARD = "card.json"
+# the cross-validated rows a language model must lead (or tie) every baseline on to become
+# the default (issue #13): cold, all and successful runs; warm and workflow changed (with
+# history); per job with history and cold. Keys of a card's ``cv.predictors`` entries.
+HEADLINE = ("log_mae", "success_log_mae", "prior_warm_log_mae", "prior_warm_changed_log_mae",
+            "job_prior_log_mae", "job_log_mae")
 
 
 def _load_baselines(folder: Path) -> dict[str, Any]:
@@ -178,21 +188,52 @@ def cv_scores(card: dict[str, Any]) -> dict[str, tuple[float, float]]:
     return out
 
 
+def headline_scores(card: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """``{name: {key: score}}`` of a card's cross-validated :data:`HEADLINE` scores."""
+    cv = card.get("cv")
+    preds = cv.get("predictors") if isinstance(cv, dict) else None
+    out: dict[str, dict[str, float]] = {}
+    for name, info in (preds or {}).items() if isinstance(preds, dict) else ():
+        scores = {key: _score(info, key) for key in HEADLINE}
+        out[str(name)] = {k: v for k, v in scores.items() if v is not None}
+    return out
+
+
+def lags_baselines(scores: dict[str, float], best: dict[str, float]) -> list[str]:
+    """The :data:`HEADLINE` keys on which ``scores`` is behind ``best`` (the lowest
+    baseline score per key); keys missing from either are not compared."""
+    return [key for key in HEADLINE if key in scores and key in best and scores[key] > best[key]]
+
+
 def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, Path]]:
     """``(score, name, folder)`` from every card, best first: cross-validated scores
-    before ``val`` ones, then the score, the history score and the name (module doc)."""
+    before ``val`` ones (a language model's cross-validated ones after the baselines'
+    if it lags them on a headline row), then the score, the history score and the
+    name (module doc)."""
+    from laser_ci.predictors.baselines import BASELINES
+
+    cards = read_cards(model_dir)
+    best: dict[str, float] = {}  # the cross-validated baselines' best score per headline row
+    for card in cards.values():
+        for name, scores in headline_scores(card).items():
+            if name in BASELINES:
+                for key, value in scores.items():
+                    best[key] = min(best.get(key, math.inf), value)
     out = []
-    for folder, card in read_cards(model_dir).items():
+    for folder, card in cards.items():
         cv = cv_scores(card)
+        heads = headline_scores(card)
         for name, (score, prior) in cv.items():
-            out.append((0, score, prior, name, Path(folder)))
+            challenger = name not in BASELINES  # the language model
+            tier = 1 if challenger and lags_baselines(heads.get(name, {}), best) else 0
+            out.append((tier, score, prior, name, Path(folder)))
         for name, info in (card.get("predictors") or {}).items():
             if str(name) in cv:
                 continue
             score = _score(info, "val_log_mae")
             if score is not None:
                 prior = _score(info, "val_prior_log_mae")
-                out.append((1, score, math.inf if prior is None else prior, str(name),
+                out.append((2, score, math.inf if prior is None else prior, str(name),
                             Path(folder)))
     out.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
     return [(score, name, folder) for _tier, score, _prior, name, folder in out]
