@@ -39,7 +39,12 @@ from laser_ci.predictors.lm import (  # noqa: E402
 )
 from laser_ci.text.numbers import NumberCodec  # noqa: E402
 from laser_ci.training.examples import load_examples  # noqa: E402
-from laser_ci.training.export import export_model, quantize_int8, sha256_file  # noqa: E402
+from laser_ci.training.export import (  # noqa: E402
+    STATIC_WEIGHTS,
+    export_model,
+    quantize_int8,
+    sha256_file,
+)
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import example_text  # noqa: E402
 from laser_ci.training.train import LabeledText, calibration_ids, load_model, make_items  # noqa: E402
@@ -54,6 +59,10 @@ def main() -> int:
     ap.add_argument("--texts", type=int, default=300)
     ap.add_argument("--calibration", type=int, default=128)
     ap.add_argument("--write", choices=["static", "dynamic"], default=None)
+    ap.add_argument("--static-weights", choices=STATIC_WEIGHTS, default="u8",
+                    help="the static graph's weights (laser_ci.training.export.quantize_int8)")
+    ap.add_argument("--save-static", default=None,
+                    help="also copy the model folder with the static graph to this folder")
     args = ap.parse_args()
 
     src = Path(args.model)
@@ -90,7 +99,8 @@ def main() -> int:
                             for t, e, r in zip(texts_tr, train, refs, strict=True)], reader.prompt)
         calibration = calibration_ids(items, args.calibration, 0)
         t = time.perf_counter()
-        quantize_int8(work / GRAPHS["fp32"], work / GRAPHS["static"], calibration=calibration)
+        quantize_int8(work / GRAPHS["fp32"], work / GRAPHS["static"], calibration=calibration,
+                      weights=args.static_weights)
         calibrate_s = time.perf_counter() - t
 
         out: dict[str, dict[str, float]] = {}
@@ -114,13 +124,26 @@ def main() -> int:
             out[name]["vs_fp32_mean_abs_log"] = round(float(d.mean()), 4)
             out[name]["vs_fp32_p90_abs_log"] = round(float(np.quantile(d, 0.9)), 4)
         report = {"model": str(src), "texts": len(texts), "calibration_prompts": len(calibration),
+                  "static_weights": args.static_weights,
                   "calibrate_seconds": round(calibrate_s, 1), "graphs": out,
                   "command": "python benchmarks/int8_check.py " + " ".join(sys.argv[1:])}
         print(json.dumps(report, indent=2))
+        if args.save_static:
+            dst = Path(args.save_static)
+            shutil.copytree(src, dst)
+            shutil.copyfile(work / GRAPHS["static"], dst / MODEL_FILE)
+            cfg = json.loads((dst / CONFIG_NAME).read_text(encoding="utf-8"))
+            cfg["model"]["quantization"] = "static"
+            cfg["model"]["static_weights"] = args.static_weights
+            cfg["files"][MODEL_FILE] = sha256_file(dst / MODEL_FILE)
+            (dst / CONFIG_NAME).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+            print(f"wrote a copy with the static graph to {dst}", file=sys.stderr)
         if args.write:
             shutil.copyfile(work / GRAPHS[args.write], src / MODEL_FILE)
             cfg = json.loads((src / CONFIG_NAME).read_text(encoding="utf-8"))
             cfg["model"]["quantization"] = args.write
+            if args.write == "static":
+                cfg["model"]["static_weights"] = args.static_weights
             cfg["files"][MODEL_FILE] = sha256_file(src / MODEL_FILE)
             cfg.setdefault("checks", {})["int8"] = report
             (src / CONFIG_NAME).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")

@@ -230,6 +230,51 @@ def test_static_int8_decodes_jobs_side_by_side_and_shares_their_prefix(static_ar
         assert abs(np.log(a.p50 / b.p50)) < 0.25
 
 
+@pytest.mark.parametrize(("weights", "dtype", "low", "high"), [
+    ("u8", np.uint8, 0, 255),
+    ("s8", np.int8, -128, 127),
+    ("s7", np.int8, -64, 64),  # reduce_range: pairs of u8 x s8 products fit int16 sums
+])
+def test_static_int8_weight_types(static_artifact: Path, tmp_path: Path, weights: str,
+                                  dtype: type, low: int, high: int):
+    """Each static weight type quantizes every weight MatMul's matrix to its type and range,
+    and decodes jobs side by side with the samples each gets alone."""
+    import shutil
+
+    import onnx
+    from onnx import numpy_helper
+
+    from laser_ci.training.export import quantize_int8
+    from laser_ci.training.train import calibration_ids
+
+    lm = LaserModel(static_artifact)
+    folder = tmp_path / "m"
+    shutil.copytree(static_artifact, folder)
+    calibration = calibration_ids(make_items(synthetic_examples(), lm.prompt), 16, 0)
+    quantize_int8(folder / "model.fp32.onnx", folder / "w.onnx", calibration=calibration,
+                  weights=weights)
+    graph = onnx.load(str(folder / "w.onnx")).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    mats = [inits[n.input[3]] for n in graph.node if n.op_type == "QLinearMatMul"
+            and n.input[3] in inits]
+    assert mats and all(m.dtype == dtype for m in mats)
+    assert min(int(m.min()) for m in mats) >= low and max(int(m.max()) for m in mats) <= high
+    assert max(int(np.abs(m.astype(np.int16)).max()) for m in mats) > high // 2  # range used
+    model = LaserModel(folder, model_file="w.onnx", verify=False, batch_jobs=64)
+    texts = runner_variants() + [e.text for e in synthetic_examples()[::3]]
+    together = model.sample(texts)
+    for i, text in enumerate(texts):
+        np.testing.assert_array_equal(together[i], model.sample([text])[0])
+
+
+def test_static_int8_weight_type_is_checked(artifact: Path, tmp_path: Path):
+    from laser_ci.training.export import quantize_int8
+
+    with pytest.raises(ValueError, match="weights 'u4'"):
+        quantize_int8(artifact / "model.fp32.onnx", tmp_path / "x.onnx", calibration=[[1]],
+                      weights="u4")
+
+
 def test_static_int8_needs_calibration_prompts(artifact: Path, tmp_path: Path):
     from laser_ci.training.export import quantize_int8
 

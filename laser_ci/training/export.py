@@ -307,15 +307,24 @@ class _Calibration:
         return feeds
 
 
+STATIC_WEIGHTS = ("u8", "s8", "s7")  # quantize_int8's static weight types
+
+
 def quantize_int8(
     src: str | Path, dst: str | Path, *, fp32_nodes: Sequence[str] = (), per_channel: bool = False,
-    calibration: Sequence[Sequence[int]] | None = None,
+    calibration: Sequence[Sequence[int]] | None = None, weights: str = "u8",
 ) -> Path:
     """int8 quantization of the weight MatMuls (and, dynamic, the embedding Gather):
-    static with activation scales from ``calibration`` (token-id lists), else dynamic."""
+    static with activation scales from ``calibration`` (token-id lists), else dynamic.
+    Static ``weights`` (:data:`STATIC_WEIGHTS`): ``u8`` (u8 activations × u8 weights),
+    ``s8`` (× s8 weights, the operand types of VNNI's dot-product instruction) or ``s7`` (s8
+    weights in 7 bits, onnxruntime's ``reduce_range``: x86 CPUs without VNNI multiply u8 × s8
+    in int16 sums that full-range weights can saturate). Dynamic weights are s8."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    if weights not in STATIC_WEIGHTS:
+        raise ValueError(f"weights {weights!r}: expected one of {STATIC_WEIGHTS}")
     model = onnx.load(str(src))
     exclude = sorted(set(fp32_nodes) | set(head_node_names(model)))
     logging.getLogger("onnxruntime").setLevel(logging.ERROR)
@@ -336,7 +345,8 @@ def quantize_int8(
                 quant_format=QuantFormat.QOperator,
                 op_types_to_quantize=["MatMul"],
                 activation_type=QuantType.QUInt8,
-                weight_type=QuantType.QUInt8,
+                weight_type=QuantType.QUInt8 if weights == "u8" else QuantType.QInt8,
+                reduce_range=weights == "s7",
                 per_channel=per_channel,
                 nodes_to_exclude=exclude,
                 calibrate_method=CalibrationMethod.MinMax,
