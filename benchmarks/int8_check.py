@@ -66,6 +66,8 @@ def main() -> int:
     args = ap.parse_args()
 
     src = Path(args.model)
+    if args.save_static and Path(args.save_static).exists():
+        ap.error(f"--save-static {args.save_static}: already exists")
     config = read_config(src)
     prompt = config["prompt"]
     examples = [e for e in load_examples(args.data, history=True) if e.kind == "job"]
@@ -144,6 +146,8 @@ def main() -> int:
             cfg["model"]["quantization"] = args.write
             if args.write == "static":
                 cfg["model"]["static_weights"] = args.static_weights
+            else:
+                cfg["model"].pop("static_weights", None)
             cfg["files"][MODEL_FILE] = sha256_file(src / MODEL_FILE)
             cfg.setdefault("checks", {})["int8"] = report
             (src / CONFIG_NAME).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")

@@ -286,6 +286,19 @@ def test_recipe_prompt_budget(tmp_path: Path, seq_len: int | None, asked: int | 
     assert LMRecipe(tmp_path, max_prompt_tokens=asked).cfg.max_prompt_tokens == budget
 
 
+def test_recipe_prompt_budget_of_a_model_folder_base(tmp_path: Path) -> None:
+    """A base that is a model folder keeps its own budget when fine-tuned, so another one
+    is refused rather than ignored."""
+    from laser_ci.training.crossval import CVError, LMRecipe
+
+    (tmp_path / "laser_pretrain.json").write_text(
+        '{"pretrain_only": true, "labels": false, "seq_len": 512}')
+    (tmp_path / "laser.json").write_text('{"prompt": {"max_prompt_tokens": 256}}')
+    assert LMRecipe(tmp_path, max_prompt_tokens=256).cfg.max_prompt_tokens == 256
+    with pytest.raises(CVError, match="256-token prompt"):
+        LMRecipe(tmp_path, max_prompt_tokens=512)
+
+
 # --- cards and the default -----------------------------------------------------------------------
 
 
@@ -352,14 +365,19 @@ def test_default_is_chosen_from_cross_validated_scores(tmp_path: Path) -> None:
           cv={"laser-lm": {"log_mae": 1.1, "prior_log_mae": 0.6}})
     assert best_name(tmp_path / "b", names) == "tabular"
     # a lower cold score is not enough: the language model must not lag the baselines on any
-    # headline row both cards hold (here warm); rows only one card holds are not compared
+    # headline row their cards hold (here warm), nor lack it (here per job); rows only its
+    # own card holds are not compared
     lead = {"tabular": {"log_mae": 1.1, "prior_warm_log_mae": 0.40, "job_log_mae": 1.2}}
     _card(tmp_path / "d" / "baselines", cv=lead)
-    _card(tmp_path / "d" / "lm", cv={"laser-lm": {"log_mae": 1.0, "prior_warm_log_mae": 0.41}})
+    _card(tmp_path / "d" / "lm", cv={"laser-lm": {"log_mae": 1.0, "prior_warm_log_mae": 0.41,
+                                                  "job_log_mae": 1.1}})
     assert best_name(tmp_path / "d", names) == "tabular"
+    _card(tmp_path / "d" / "lm", cv={"laser-lm": {"log_mae": 1.0, "prior_warm_log_mae": 0.40}})
+    assert best_name(tmp_path / "d", names) == "tabular"  # no per-job score
     _card(tmp_path / "d" / "lm", cv={"laser-lm": {"log_mae": 1.0, "prior_warm_log_mae": 0.40,
+                                                  "job_log_mae": 1.2,
                                                   "prior_warm_changed_log_mae": 0.5}})
-    assert best_name(tmp_path / "d", names) == "laser-lm"  # level on warm: enough
+    assert best_name(tmp_path / "d", names) == "laser-lm"  # level on warm and per job: enough
     # the best baseline per row, whichever baseline it is (warm: history-median's 0.39); the
     # baselines tie cold, and the name decides between them
     lead["history-median"] = {"log_mae": 1.1, "prior_warm_log_mae": 0.39}

@@ -30,7 +30,8 @@ card: a predictor with cross-validated scores ranks before every predictor witho
 ``val_log_mae`` wins, ties broken by the lower ``prior_log_mae`` / ``val_prior_log_mae``
 (absent: last) and then by name. A language model's cross-validated scores count only
 where they are no worse than the best cross-validated baseline's on every row of
-:data:`HEADLINE` that both cards hold (issue #13's rows: cold, all and successful runs;
+:data:`HEADLINE` that a baseline's card holds (a row the language model's card lacks counts
+as behind) (issue #13's rows: cold, all and successful runs;
 warm; workflow changed; per job with and without history); otherwise it ranks after every
 cross-validated baseline. So the language model takes over as soon as its card says it is
 ahead of, or level with, the baselines on each of those rows on the same footing, and a
@@ -201,8 +202,10 @@ def headline_scores(card: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 def lags_baselines(scores: dict[str, float], best: dict[str, float]) -> list[str]:
     """The :data:`HEADLINE` keys on which ``scores`` is behind ``best`` (the lowest
-    baseline score per key); keys missing from either are not compared."""
-    return [key for key in HEADLINE if key in scores and key in best and scores[key] > best[key]]
+    baseline score per key) or has no score where a baseline has one; keys no baseline has
+    are not compared."""
+    return [key for key in HEADLINE
+            if key in best and (key not in scores or scores[key] > best[key])]
 
 
 def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, Path]]:

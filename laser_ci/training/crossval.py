@@ -133,7 +133,8 @@ class LMRecipe:
     quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
     pairs: int = 0  # changed configurations from pairs of runs (TrainConfig.pairs)
     # the prompt's token budget (None: the fold config's, 256); more needs a base whose
-    # pretraining rows were at least this long, or its positions past them are untrained
+    # pretraining rows were at least this long (checked where its marker records them), or
+    # its positions past them are untrained (the output's few tokens still go past)
     max_prompt_tokens: int | None = None
     reuse: bool = False  # score the fold folders an earlier run kept in ``keep`` (train the rest)
     # decoding (not training): the last digit's distribution kept whole (decode.sample_numbers)
@@ -186,6 +187,14 @@ class LMRecipe:
                               f"positions past {seq_len} are untrained; a "
                               f"{self.max_prompt_tokens}-token prompt needs a base pretrained "
                               f"with --pretrain-seq-len {self.max_prompt_tokens} or more")
+            shipped = self.base / "laser.json"  # a model folder's budget wins (train.load_base)
+            if shipped.is_file():
+                own = json.loads(shipped.read_text(encoding="utf-8")).get("prompt", {})
+                if own.get("max_prompt_tokens") != self.max_prompt_tokens:
+                    raise CVError(f"{self.base}: a model folder with a "
+                                  f"{own.get('max_prompt_tokens')}-token prompt, which its "
+                                  f"fine-tune keeps; it cannot make a "
+                                  f"{self.max_prompt_tokens}-token recipe")
             upd["max_prompt_tokens"] = self.max_prompt_tokens
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")

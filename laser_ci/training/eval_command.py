@@ -98,8 +98,9 @@ from laser_ci.training.history import REGIMES
                    "earlier runs with another configuration, each as if it had been the "
                    "latest (changed configurations from pairs of runs) [0].")
 @click.option("--lm-max-prompt-tokens", type=click.IntRange(min=64), default=None,
-              help="--folds: laser-lm's prompt budget in tokens [256]; above the base's "
-                   "pretraining row length it is refused.")
+              help="--folds: laser-lm's prompt budget in tokens [256]; refused above the "
+                   "base's pretraining row length (where its marker records it) and for a "
+                   "base model folder with another budget.")
 @click.option("--lm-samples", type=click.IntRange(min=1), default=None,
               help="--folds: samples per text when scoring laser-lm [the fold model's, 16].")
 @click.option("--lm-sampling", type=click.Choice(SAMPLING), default=None,
