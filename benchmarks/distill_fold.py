@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.training import distill  # noqa: E402
+from laser_ci.training.baselines import fit_tabular  # noqa: E402
 from laser_ci.training.crossval import LMRecipe  # noqa: E402
 from laser_ci.training.folds import fold_of, fold_parts, inner_fold  # noqa: E402
 from laser_ci.training.pretrained import ADAPTER_DIR, LoraSettings, PretrainedRecipe  # noqa: E402
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     folds = [fold_of(e.repo, k) for e in examples]
     train, val = fold_parts(examples, folds, f, k)
     feats = text_features(examples)
-    tabular = LMRecipe.tabular(train, val, feats)
+    tabular = fit_tabular(train, val, feats)
     say(f"fold {f}: {len(train)} training and {len(val)} val examples; tabular fit")
 
     rows_file, about_file = out / "teacher.jsonl", out / "teacher.json"

@@ -15,6 +15,7 @@ from gha_mini import CI_SINGLE, LINT_SINGLE, MATRIX, MINI, PROFILE_JS, blob_id
 
 from laser_ci.predictors.base import Runtime
 from laser_ci.training import distill
+from laser_ci.training.baselines import fit_tabular
 from laser_ci.training.crossval import CVError, LMRecipe
 from laser_ci.training.train import PRETRAIN_MARKER
 
@@ -261,7 +262,7 @@ def test_distilled_base_trains_on_targets_then_fine_tunes_its_fold(tmp_path: Pat
              "reference": 100.0, "samples": [50.0, 80.0, 200.0]} for t in texts]
     targets = distill.distilled_texts(rows)
     recipe = LMRecipe(base, epochs=1, threads=1, device="cpu", prompt_lines=True)
-    tabular = LMRecipe.tabular(train, val)
+    tabular = fit_tabular(train, val)
     refs = recipe.references(train, val, tabular, k=k)
     marker = distill.fold_marker(json.loads((base / PRETRAIN_MARKER).read_text()), fold=f,
                                  folds=k, teacher={"base": "test"}, texts=len(rows),
@@ -293,7 +294,7 @@ def test_corpus_references_come_from_models_without_the_texts_fold(
 
     k = 3
     labeled = load_examples(MINI)
-    tabular = LMRecipe.tabular(labeled, labeled)
+    tabular = fit_tabular(labeled, labeled)
     texts = distill.corpus_texts_for(data, lambda repo: True, max_texts=10)
     fits: list[set[str]] = []
     real = baselines.Tabular.__init__

@@ -448,3 +448,10 @@ def fit_baselines(
         if done is not None:
             done(name)
     return out
+
+
+def fit_tabular(train: Sequence[Example], val: Sequence[Example],
+                feats: dict[str, dict[str, float]] | None = None) -> Any:
+    """The reference model of a fold (the language model's cold prompts carry its p50):
+    ``tabular`` fit on the fold's training and val parts by :func:`fit_baselines`."""
+    return fit_baselines(train, val, names=["tabular"], feats=feats).predictors["tabular"]

@@ -271,13 +271,6 @@ class LMRecipe:
                           f"({', '.join(f'{k}={kept.get(k, defaults[k])!r}' for k in differ)}); "
                           "fine-tune again (no --lm-reuse) or keep in another --lm-keep")
 
-    @staticmethod
-    def tabular(train: Sequence[Example], val: Sequence[Example],
-                feats: dict[str, dict[str, float]] | None = None) -> Any:
-        """The reference model of a fold: ``tabular`` fit on its training and val parts."""
-        from laser_ci.training.baselines import fit_baselines
-
-        return fit_baselines(train, val, names=["tabular"], feats=feats).predictors["tabular"]
 
     def references(self, train: Sequence[Example], val: Sequence[Example], tabular: Any, *,
                    k: int, feats: dict[str, dict[str, float]] | None = None) -> dict[Any, float]:
@@ -293,7 +286,9 @@ class LMRecipe:
         refs = None
         if self.cfg.cold_reference:
             if tabular is None:
-                tabular = self.tabular(train, val, feats)
+                from laser_ci.training.baselines import fit_tabular
+
+                tabular = fit_tabular(train, val, feats)
             refs = self.references(train, val, tabular, k=k, feats=feats)
         # the training loop writes its epoch lines to stdout: keep stdout for the report
         with contextlib.redirect_stdout(sys.stderr):

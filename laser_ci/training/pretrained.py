@@ -363,13 +363,14 @@ class PretrainedRecipe:
         import torch
 
         from laser_ci.training.bands import calibrate
-        from laser_ci.training.crossval import LMRecipe, fold_references
+        from laser_ci.training.baselines import fit_tabular
+        from laser_ci.training.crossval import fold_references
         from laser_ci.training.train import make_items, with_history_texts
 
         say = self.log or (lambda _line: None)
         torch.set_num_threads(self.lora.threads)
         if tabular is None:
-            tabular = LMRecipe.tabular(train, val, feats)
+            tabular = fit_tabular(train, val, feats)
         tok, model = load_base(self.base, self.lora.device)
         prompt = self.prompt(tok)
         out = (self.keep / f"fold{fold}") if self.keep else None
