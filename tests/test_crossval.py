@@ -286,6 +286,18 @@ def test_recipe_prompt_budget(tmp_path: Path, seq_len: int | None, asked: int | 
     assert LMRecipe(tmp_path, max_prompt_tokens=asked).cfg.max_prompt_tokens == budget
 
 
+def test_card_command_spells_out_the_prompt_budget(tmp_path: Path) -> None:
+    from laser_ci.training.crossval import LMRecipe, _command_line
+
+    (tmp_path / "laser_pretrain.json").write_text(
+        '{"pretrain_only": true, "labels": false, "seq_len": 512}')
+    line = _command_line("DATA", 5, "workflow", "prior", ["laser-lm"],
+                         LMRecipe(tmp_path, max_prompt_tokens=512, epochs=1))
+    assert "--lm-max-prompt-tokens 512" in line and "--lm-epochs 1" in line
+    assert "--lm-max-prompt-tokens" not in _command_line(
+        "DATA", 5, "workflow", "prior", ["laser-lm"], LMRecipe(tmp_path))
+
+
 def test_recipe_prompt_budget_of_a_model_folder_base(tmp_path: Path) -> None:
     """A base that is a model folder keeps its own budget when fine-tuned, so another one
     is refused rather than ignored."""

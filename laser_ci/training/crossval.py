@@ -1098,6 +1098,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts.append("--lm-exact-last")
         if lm.pairs:
             parts += ["--lm-pairs", str(lm.pairs)]
+        if lm.max_prompt_tokens is not None:
+            parts += ["--lm-max-prompt-tokens", str(lm.max_prompt_tokens)]
         if lm.calibrate_bands:
             parts.append("--lm-calibrate-bands")
         if lm.shrink:
