@@ -52,6 +52,23 @@ from laser_ci.training.train import LabeledText, calibration_ids, load_model, ma
 GRAPHS = {"fp32": "model.fp32.onnx", "dynamic": "model.dynamic.onnx", "static": "model.static.onnx"}
 
 
+def install_graph(folder: Path, graph: Path, quantization: str, weights: str,
+                  report: dict | None = None) -> None:
+    """``graph`` as ``folder``'s model, its ``laser.json`` saying how it was quantized (and
+    its sha256), with ``report`` as its int8 check when given."""
+    shutil.copyfile(graph, folder / MODEL_FILE)
+    cfg = json.loads((folder / CONFIG_NAME).read_text(encoding="utf-8"))
+    cfg["model"]["quantization"] = quantization
+    if quantization == "static":
+        cfg["model"]["static_weights"] = weights
+    else:
+        cfg["model"].pop("static_weights", None)
+    cfg["files"][MODEL_FILE] = sha256_file(folder / MODEL_FILE)
+    if report is not None:
+        cfg.setdefault("checks", {})["int8"] = report
+    (folder / CONFIG_NAME).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="model/lm")
@@ -133,24 +150,10 @@ def main() -> int:
         if args.save_static:
             dst = Path(args.save_static)
             shutil.copytree(src, dst)
-            shutil.copyfile(work / GRAPHS["static"], dst / MODEL_FILE)
-            cfg = json.loads((dst / CONFIG_NAME).read_text(encoding="utf-8"))
-            cfg["model"]["quantization"] = "static"
-            cfg["model"]["static_weights"] = args.static_weights
-            cfg["files"][MODEL_FILE] = sha256_file(dst / MODEL_FILE)
-            (dst / CONFIG_NAME).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+            install_graph(dst, work / GRAPHS["static"], "static", args.static_weights)
             print(f"wrote a copy with the static graph to {dst}", file=sys.stderr)
         if args.write:
-            shutil.copyfile(work / GRAPHS[args.write], src / MODEL_FILE)
-            cfg = json.loads((src / CONFIG_NAME).read_text(encoding="utf-8"))
-            cfg["model"]["quantization"] = args.write
-            if args.write == "static":
-                cfg["model"]["static_weights"] = args.static_weights
-            else:
-                cfg["model"].pop("static_weights", None)
-            cfg["files"][MODEL_FILE] = sha256_file(src / MODEL_FILE)
-            cfg.setdefault("checks", {})["int8"] = report
-            (src / CONFIG_NAME).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+            install_graph(src, work / GRAPHS[args.write], args.write, args.static_weights, report)
             print(f"wrote {args.write} int8 to {src / MODEL_FILE}", file=sys.stderr)
     return 0
 

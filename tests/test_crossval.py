@@ -305,7 +305,11 @@ def test_recipe_prompt_budget_of_a_model_folder_base(tmp_path: Path) -> None:
 
     (tmp_path / "laser_pretrain.json").write_text(
         '{"pretrain_only": true, "labels": false, "seq_len": 512}')
-    (tmp_path / "laser.json").write_text('{"prompt": {"max_prompt_tokens": 256}}')
+    from laser_ci.predictors.lm import FORMAT_VERSION
+
+    (tmp_path / "laser.json").write_text(json.dumps({
+        "format_version": FORMAT_VERSION, "files": {"model.onnx": "", "tokenizer.json": ""},
+        "prompt": {"max_prompt_tokens": 256}}))
     assert LMRecipe(tmp_path, max_prompt_tokens=256).cfg.max_prompt_tokens == 256
     with pytest.raises(CVError, match="256-token prompt"):
         LMRecipe(tmp_path, max_prompt_tokens=512)

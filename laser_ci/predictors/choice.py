@@ -30,12 +30,12 @@ card: a predictor with cross-validated scores ranks before every predictor witho
 ``val_log_mae`` wins, ties broken by the lower ``prior_log_mae`` / ``val_prior_log_mae``
 (absent: last) and then by name. A language model's cross-validated scores count only
 where they are no worse than the best cross-validated baseline's on every row of
-:data:`HEADLINE` that a baseline's card holds (a row the language model's card lacks counts
-as behind) (issue #13's rows: cold, all and successful runs;
-warm; workflow changed; per job with and without history); otherwise it ranks after every
-cross-validated baseline. So the language model takes over as soon as its card says it is
-ahead of, or level with, the baselines on each of those rows on the same footing, and a
-lower cold score alone (a tie by its interval, say) does not make it the default.
+:data:`HEADLINE` that a baseline's card holds (issue #13's rows: cold, all and successful
+runs; warm; workflow changed; per job with and without history); a row its own card lacks
+counts as behind. Otherwise it ranks after every cross-validated baseline. So the
+language model takes over as soon as its card says it is ahead of, or level with, the
+baselines on each of those rows on the same footing, and a lower cold score alone (a tie
+by its interval, say) does not make it the default.
 (``history-median`` falls back to ``tabular`` without history: same cold score; the tie
 goes to the better one with history.)
 """
@@ -175,13 +175,18 @@ def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str 
     return None
 
 
+def _cv_predictors(card: dict[str, Any]) -> dict[str, Any]:
+    """A card's ``cv.predictors`` (``{}`` without a readable one)."""
+    cv = card.get("cv")
+    preds = cv.get("predictors") if isinstance(cv, dict) else None
+    return preds if isinstance(preds, dict) else {}
+
+
 def cv_scores(card: dict[str, Any]) -> dict[str, tuple[float, float]]:
     """``{name: (log_mae, prior_log_mae)}`` of a card's cross-validated scores
     (``prior_log_mae`` inf when absent); empty without a ``cv`` block."""
-    cv = card.get("cv")
-    preds = cv.get("predictors") if isinstance(cv, dict) else None
     out = {}
-    for name, info in (preds or {}).items() if isinstance(preds, dict) else ():
+    for name, info in _cv_predictors(card).items():
         score = _score(info, "log_mae")
         if score is not None:
             prior = _score(info, "prior_log_mae")
@@ -191,10 +196,8 @@ def cv_scores(card: dict[str, Any]) -> dict[str, tuple[float, float]]:
 
 def headline_scores(card: dict[str, Any]) -> dict[str, dict[str, float]]:
     """``{name: {key: score}}`` of a card's cross-validated :data:`HEADLINE` scores."""
-    cv = card.get("cv")
-    preds = cv.get("predictors") if isinstance(cv, dict) else None
     out: dict[str, dict[str, float]] = {}
-    for name, info in (preds or {}).items() if isinstance(preds, dict) else ():
+    for name, info in _cv_predictors(card).items():
         scores = {key: _score(info, key) for key in HEADLINE}
         out[str(name)] = {k: v for k, v in scores.items() if v is not None}
     return out

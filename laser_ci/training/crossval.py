@@ -187,9 +187,10 @@ class LMRecipe:
                               f"positions past {seq_len} are untrained; a "
                               f"{self.max_prompt_tokens}-token prompt needs a base pretrained "
                               f"with --pretrain-seq-len {self.max_prompt_tokens} or more")
-            shipped = self.base / "laser.json"  # a model folder's budget wins (train.load_base)
-            if shipped.is_file():
-                own = json.loads(shipped.read_text(encoding="utf-8")).get("prompt", {})
+            from laser_ci.predictors.lm import CONFIG_NAME, read_config
+
+            if (self.base / CONFIG_NAME).is_file():  # its budget wins (train.load_base)
+                own = read_config(self.base, verify=False).get("prompt", {})
                 if own.get("max_prompt_tokens") != self.max_prompt_tokens:
                     raise CVError(f"{self.base}: a model folder with a "
                                   f"{own.get('max_prompt_tokens')}-token prompt, which its "
@@ -270,7 +271,6 @@ class LMRecipe:
             raise CVError(f"{folder}: trained with other {', '.join(differ)} than this recipe "
                           f"({', '.join(f'{k}={kept.get(k, defaults[k])!r}' for k in differ)}); "
                           "fine-tune again (no --lm-reuse) or keep in another --lm-keep")
-
 
     def references(self, train: Sequence[Example], val: Sequence[Example], tabular: Any, *,
                    k: int, feats: dict[str, dict[str, float]] | None = None) -> dict[Any, float]:
