@@ -191,7 +191,7 @@ def test_tabular_warm_part_is_anchored_on_the_history(tmp_path: Path,
     feats = [extract(t) for t in warm_texts]
     names = bag_vocabulary(feats, [e.repo for e in warm_ex], 1)
     X = vectorize(feats, {n: i for i, n in enumerate(names)})
-    anchor = np.array([f[WarmPart.ANCHOR] for f in feats])
+    anchor = np.array([f[WarmPart.MEDIAN] for f in feats])
     y = np.log([e.runtime_s for e in warm_ex]) - anchor
     model = fit_lightgbm(X, y, {"objective": "regression_l1", "num_leaves": 3,
                                 "min_data_in_leaf": 2, "min_data_in_bin": 1}, 5)
@@ -206,6 +206,36 @@ def test_tabular_warm_part_is_anchored_on_the_history(tmp_path: Path,
     q = TabularPredictor.load(tmp_path)
     assert q.warm is not None and q.warm.info == {"warm": 1} and q.warm.offset_lo == -0.3
     assert q.predict(cold_texts + warm_texts) == p.predict(cold_texts + warm_texts)
+
+
+def test_tabular_warm_part_on_the_recent_median(tmp_path: Path, examples: list[Example]) -> None:
+    """``anchor`` ``history_recent_log``: the same correction added to ln of the history's
+    recent median (the median where a text lacks the field); kept by save/load; a file
+    without ``anchor`` is a median-anchored part."""
+    pytest.importorskip("lightgbm")
+    from laser_ci.predictors.baselines import WarmPart, fit_lightgbm
+
+    p = _train_tabular(examples)
+    warm_texts = [e.text_warm for e in examples if e.text_warm is not None]
+    feats = [extract(t) for t in warm_texts]
+    assert all("history_recent_log" in f for f in feats)
+    names = bag_vocabulary(feats, ["r"] * len(feats), 1)
+    X = vectorize(feats, {n: i for i, n in enumerate(names)})
+    model = fit_lightgbm(X, np.zeros(len(feats)), {"objective": "regression_l1", "num_leaves": 3,
+                                                   "min_data_in_leaf": 2, "min_data_in_bin": 1}, 3)
+    p.warm = WarmPart(names, model, -0.3, 0.4, anchor="history_recent_log")
+    mu, _lo, _hi = p.predict_log(warm_texts)
+    assert np.allclose(mu, [f["history_recent_log"] for f in feats])
+    assert not np.allclose(mu, [f["history_median_log"] for f in feats])
+    no_field = [t.replace(" recent=", " x=") for t in warm_texts]
+    assert np.allclose(p.predict_log(no_field)[0], [f["history_median_log"] for f in feats])
+    p.save(tmp_path)
+    assert TabularPredictor.load(tmp_path).warm.anchor == "history_recent_log"
+    d = p.warm.to_json()
+    del d["anchor"]
+    assert WarmPart.from_json(d, model).anchor == "history_median_log"
+    with pytest.raises(ValueError, match="anchor"):
+        WarmPart.from_json({**d, "anchor": "history_mean_log"}, model)
 
 
 def test_text_linear_matches_sklearn(tmp_path: Path, examples: list[Example]) -> None:

@@ -167,7 +167,8 @@ def test_eval_folds_json_and_table() -> None:
     pytest.importorskip("lightgbm")
     report = json.loads(run_eval("--folds", "--history", "prior", "--format", "json"))
     assert report["split"] == "cv" and report["folds"] == 5 and report["history"] == "prior"
-    assert set(report["predictors"]) == {"median", "tabular", "text-linear", "history-median"}
+    assert set(report["predictors"]) == {"median", "tabular", "text-linear", "history-median",
+                                         "history-recent"}
     tab = report["predictors"]["tabular"]
     for block in (tab["all"], tab["success"], tab["subsets"]["warm"]["success"],
                   tab["regimes"]["none"]["subsets"]["warm-changed"]["all"]):
@@ -179,7 +180,7 @@ def test_eval_folds_json_and_table() -> None:
     assert {(p["regime"], p["subset"]) for p in pairs} == {
         ("prior", "all"), ("prior", "warm"), ("prior", "warm-changed"), ("prior", "cold"),
         ("none", "all"), ("none", "warm"), ("none", "warm-changed")}
-    assert len(pairs) == 7 * 2 * 6  # (regime, subset) x runs x pairs of 4 predictors
+    assert len(pairs) == 7 * 2 * 10  # (regime, subset) x runs x pairs of 5 predictors
     assert all({"diff", "lo", "hi", "groups", "n"} <= set(p) for p in pairs)
     table = run_eval("--folds", "5", "--history", "prior", "--predictor", "tabular",
                      "--predictor", "history-median", "--reference", "tabular")
@@ -259,6 +260,8 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert "fit with the band scales" in fails(
         "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-shrink")
     assert "only go with --folds" in fails("--lm-max-prompt-tokens", "512")
+    assert "only go with --folds" in fails("--lm-warm-anchor", "recent")
+    assert "Invalid value" in fails("--folds", "--lm-warm-anchor", "mean")
     short = tmp_path / "short"
     short.mkdir()
     (short / "laser_pretrain.json").write_text(
@@ -296,6 +299,17 @@ def test_card_command_spells_out_the_prompt_budget(tmp_path: Path) -> None:
     assert "--lm-max-prompt-tokens 512" in line and "--lm-epochs 1" in line
     assert "--lm-max-prompt-tokens" not in _command_line(
         "DATA", 5, "workflow", "prior", ["laser-lm"], LMRecipe(tmp_path))
+
+
+@pytest.mark.parametrize("anchor", ["median", "recent"])
+def test_recipe_warm_anchor_reaches_the_config_and_the_card(tmp_path: Path, anchor: str) -> None:
+    from laser_ci.training.crossval import RECIPE_KEYS, LMRecipe, _command_line
+
+    (tmp_path / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
+    recipe = LMRecipe(tmp_path, warm_anchor=anchor)
+    assert recipe.cfg.warm_anchor == anchor and "warm_anchor" in RECIPE_KEYS
+    line = _command_line("DATA", 5, "workflow", "prior", ["laser-lm"], recipe)
+    assert ("--lm-warm-anchor recent" in line) == (anchor == "recent")
 
 
 def test_recipe_prompt_budget_of_a_model_folder_base(tmp_path: Path) -> None:

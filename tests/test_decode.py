@@ -692,6 +692,38 @@ def test_cold_reference_target_is_the_ratio_and_old_models_are_unchanged(tok):
         PromptCodec(tok, codec, cold_reference=True)  # needs ratio outputs
 
 
+WARM_RECENT = WARM.replace("latest=3.00e+02", "latest=3.00e+02 recent=2.50e+02")
+
+
+@pytest.mark.parametrize(
+    "anchor, text, expected_end, reference",
+    [
+        # a median model drops ``recent=`` (it came later): its prompts are as before it
+        ("median", WARM_RECENT, "\nhistory-config: unchanged"
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        ("median", WARM, "\nhistory-config: unchanged"
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        # a recent model: the recent median last, in seconds, the rest (median too) relative
+        ("recent", WARM_RECENT, "\nhistory-config: unchanged\nhistory: n=3 median=2.53e+00 "
+         "p10=1.52e+00 p90=3.54e+00 latest=3.79e+00 recent=2.50e+02", 250.0),
+        # ... and on a line without the field, the median, as a median model
+        ("recent", WARM, "\nhistory-config: unchanged"
+         "\nhistory: n=3 p10=1.90e+00 p90=4.43e+00 latest=4.74e+00 median=2.00e+02", 200.0),
+        # cold texts: no history, no anchor
+        ("recent", COLD, "repo: files=1\nhistory: none", None),
+    ],
+)
+def test_warm_anchor(tok, anchor, text, expected_end, reference):
+    codec = NumberCodec(min_exponent=-2)
+    pc = PromptCodec(tok, codec, max_prompt_tokens=600, warm_target="ratio", warm_anchor=anchor)
+    _check_prompt(pc, text, expected_end, reference)
+
+
+def test_warm_anchor_is_one_of_the_known(tok):
+    with pytest.raises(ValueError, match="warm_anchor"):
+        PromptCodec(tok, NumberCodec(min_exponent=-2), warm_target="ratio", warm_anchor="mean")
+
+
 def job_text(runner: str = "ubuntu-latest", history: str = "history: none",
              matrix: str = "matrix: {python: '3.12'}", steps: str = "- run: pytest") -> str:
     return (f"task: job\nworkflow: CI\nfile: ci.yml\non: push\njob: test (3.12)\n{history}\n"

@@ -7,9 +7,10 @@ Needs the ``train`` extra (torch, transformers, optimum-onnx); skipped without i
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -319,35 +320,45 @@ def test_naive_decoding_on_the_full_graph(artifact: Path):
     assert stats.forward_passes >= 17 * stats.batches
 
 
-def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, tmp_path: Path):
+@pytest.mark.parametrize(("anchor", "anchor_s"), [(None, 300.0), ("median", 300.0),
+                                                 ("recent", 250.0)])
+def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, tmp_path: Path,
+                                                               anchor: str | None,
+                                                               anchor_s: float):
     """A ``warm_target: ratio`` folder: a warm text's samples are the loop's numbers times
-    the history median over √10; a cold text's are the loop's numbers. Items train on the
-    ratio."""
+    the history median (``prompt.warm_anchor`` ``recent``: its recent median) over √10; a
+    cold text's are the loop's numbers. Items train on the ratio."""
     from laser_ci.predictors.decode import sample_numbers
 
     ratio = tmp_path / "ratio"
     shutil.copytree(artifact, ratio)
     config = json.loads((ratio / "laser.json").read_text())  # not a hashed file
     config["prompt"]["warm_target"] = "ratio"
+    if anchor is not None:
+        config["prompt"]["warm_anchor"] = anchor
     config["codec"]["min_exponent"] = -2
     (ratio / "laser.json").write_text(json.dumps(config))
     lm = LaserModel(ratio, num_samples=8)
     warm = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02 "
-            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02\nhistory-config: unchanged\n"
-            "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
+            "p10=2.00e+02 p90=4.00e+02 latest=3.10e+02 recent=2.50e+02\n"
+            "history-config: unchanged\nruns-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
     cold = synthetic_examples()[0].text
     got = lm.sample([warm, cold])
     raw = sample_numbers(lm.decoder, lm.prompt.encode_texts([warm, cold]), lm.skeleton,
                          num_samples=8, seed=lm.seed, pad_id=lm.prompt.pad_id,
                          stratified=lm.sampling == "stratified", exact_last=lm.exact_last,
                          max_batch_jobs=lm.batch_jobs)
-    ref = 300.0 / 10**0.5
+    ref = anchor_s / 10**0.5
     np.testing.assert_allclose(got[0], raw[0] * ref)
     np.testing.assert_allclose(got[1], raw[1])
     assert lm.predict([warm, cold])[0].p50 == pytest.approx(float(np.median(raw[0])) * ref)
     (item,) = make_items([Ex(warm, 150.0)], lm.prompt)
     digits = [lm.prompt.id_to_token[item.labels[i]] for i in item.number_positions]
-    assert digits == list("158+00")  # √10 * 150 / 300
+    assert digits == list("158+00" if anchor_s == 300.0 else "190+00")  # √10 * 150 / anchor
+    config["prompt"]["warm_anchor"] = "mean"
+    (ratio / "laser.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFileError, match="warm_anchor"):
+        LaserModel(ratio)
 
 
 def test_train_and_finetune_commands(tmp_path: Path):
@@ -616,7 +627,27 @@ def test_out_of_fold_warm_references_are_the_warm_part_never_in_sample():
     assert all(any(moved[g]) for g in (1, 2, 3))
     assert out_of_fold_references(examples, groups, params, seeds=1).keys() == {
         reference_key(e) for e in examples}  # without warm_params: cold texts only
-    assert warm_grid_point(warm_params) == {"num_leaves": 3, "rounds": 20, "min_data_in_leaf": 2}
+    # a warm part from before the anchor was tuned is anchored on the median
+    assert warm_grid_point(warm_params) == {"anchor": "history_median_log", "num_leaves": 3,
+                                            "rounds": 20, "min_data_in_leaf": 2}
+    # a flat median (100 s) and the truth in ``recent=``: anchored on the recent median, the
+    # warm references follow the truth; anchored on the median, they cannot copy it
+    def flat(e: Lab) -> Lab:
+        if e.text_warm is None:
+            return e
+        text = e.text + (f"history: n=3 median=1.00e+02 p10=8.00e+01 p90=1.20e+02 latest="
+                         f"1.00e+02 recent={DEFAULT_CODEC.to_string(e.runtime_s)}\n"
+                         "history-config: unchanged\n")
+        return replace(e, text_warm=text)
+
+    recent = [flat(e) for e in examples]
+    errors = {}
+    for anchor in ("history_median_log", "history_recent_log"):
+        got = out_of_fold_references(recent, groups, params, seeds=1,
+                                     warm_params={**warm_params, "anchor": anchor})
+        errors[anchor] = np.mean([abs(math.log(got[reference_key(e, warm=True)] / e.runtime_s))
+                                  for e in recent if e.text_warm is not None])
+    assert errors["history_recent_log"] < 0.05 < errors["history_median_log"]
     with pytest.raises(ValueError, match="lack"):
         warm_grid_point({"num_leaves": 3})
 

@@ -23,10 +23,17 @@ def test_absent_history_is_stated() -> None:
 @pytest.mark.parametrize(
     ("runtimes", "expected"),
     [
-        ([473.0], "history: n=1 median=4.73e+02 p10=4.73e+02 p90=4.73e+02 latest=4.73e+02"),
+        ([473.0], "history: n=1 median=4.73e+02 p10=4.73e+02 p90=4.73e+02 latest=4.73e+02 "
+                  "recent=4.73e+02"),
         ([100.0, 200.0, 300.0],
-         "history: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02"),
-        ([0.4], "history: n=1 median=1.00e+00 p10=1.00e+00 p90=1.00e+00 latest=1.00e+00"),
+         "history: n=3 median=2.00e+02 p10=1.20e+02 p90=2.80e+02 latest=3.00e+02 "
+         "recent=2.00e+02"),
+        # recent: the median of the last 3 runs (400), not of all of them (300)
+        ([100.0, 200.0, 300.0, 400.0, 500.0],
+         "history: n=5 median=3.00e+02 p10=1.40e+02 p90=4.60e+02 latest=5.00e+02 "
+         "recent=4.00e+02"),
+        ([0.4], "history: n=1 median=1.00e+00 p10=1.00e+00 p90=1.00e+00 latest=1.00e+00 "
+                "recent=1.00e+00"),
     ],
 )
 def test_summary_uses_the_target_notation(runtimes: list[float], expected: str) -> None:

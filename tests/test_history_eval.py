@@ -16,7 +16,12 @@ from click.testing import CliRunner
 
 from laser_ci.cli import main
 from laser_ci.predictors.base import Runtime
-from laser_ci.predictors.baselines import HistoryMedianPredictor, MedianPredictor, load_baselines
+from laser_ci.predictors.baselines import (
+    HistoryMedianPredictor,
+    HistoryRecentPredictor,
+    MedianPredictor,
+    load_baselines,
+)
 from laser_ci.text.history import History, history_lines
 from laser_ci.text.numbers import DEFAULT_CODEC
 from laser_ci.text.serialize import serialize_job, serialize_workflow
@@ -308,6 +313,40 @@ def test_history_median_saves_its_fallback_by_name(tmp_path: Path) -> None:
     (tmp_path / "median.json").unlink()
     with pytest.raises(ValueError, match="fallback"):
         HistoryMedianPredictor.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "runtimes, median, recent",
+    [
+        ([100.0, 200.0, 300.0, 400.0, 500.0], 300.0, 400.0),  # the last 3: 300, 400, 500
+        ([500.0, 100.0, 900.0, 120.0], 310.0, 120.0),  # 100, 900, 120
+        ([50.0, 70.0], 60.0, 60.0),  # fewer than 3 runs: all of them
+        ([42.0], 42.0, 42.0),
+    ],
+)
+def test_history_recent_is_the_median_of_the_last_three(runtimes: list[float], median: float,
+                                                        recent: float) -> None:
+    text = "task: workflow\nfile: x.yml\n" + "\n".join(history_lines(History.of(runtimes)))
+    fallback = Recorder()
+    assert HistoryMedianPredictor(fallback).predict([text])[0].p50 == pytest.approx(median, rel=1e-2)
+    assert HistoryRecentPredictor(fallback).predict([text])[0].p50 == pytest.approx(recent, rel=1e-2)
+    # a line from before the field: the median; no history: the fallback
+    old = text.replace(f" recent={DEFAULT_CODEC.to_string(recent)}", "")
+    assert "recent=" not in old
+    assert HistoryRecentPredictor(fallback).predict([old])[0].p50 == pytest.approx(median, rel=1e-2)
+    assert HistoryRecentPredictor(fallback).predict(["task: workflow\nhistory: none\n"]) == [
+        Runtime(30.0, 60.0, 120.0)]
+
+
+def test_history_recent_saves_apart_from_history_median(tmp_path: Path) -> None:
+    median = MedianPredictor.fit([10, 100, 1000])
+    median.save(tmp_path)
+    HistoryMedianPredictor(median, -0.5, 0.5).save(tmp_path)
+    HistoryRecentPredictor(median, -0.3, 0.4).save(tmp_path)
+    loaded = load_baselines(tmp_path)
+    assert set(loaded) == {"median", "history-median", "history-recent"}
+    assert type(loaded["history-recent"]) is HistoryRecentPredictor
+    assert (loaded["history-median"].offset_hi, loaded["history-recent"].offset_hi) == (0.5, 0.4)
 
 
 # --- laser-ci eval --history prior -------------------------------------------------------------

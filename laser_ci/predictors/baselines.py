@@ -198,10 +198,11 @@ class TabularPredictor:
 
     Cold start (``history: none``): ``model`` (+ ``lo_model``/``hi_model`` or offsets).
     With a history block and a ``warm`` part: the prediction is anchored on the history
-    (ln of its median) and ``warm.model`` predicts the correction from the configuration,
-    what changed since the earlier runs and the history's shape (ln seconds)::
+    (ln of its median, or of its ``recent`` median: ``warm.anchor``) and ``warm.model``
+    predicts the correction from the configuration, what changed since the earlier runs and
+    the history's shape (ln seconds)::
 
-        ln p50 = ln(history median) + warm.model(features)
+        ln p50 = ln(history anchor) + warm.model(features)
 
     with the p10/p90 offsets of ``warm`` (out-of-sample residual quantiles). A single tree
     model on mixed cold and warm texts cannot copy the history median through its splits
@@ -245,10 +246,10 @@ class TabularPredictor:
         lo = (self.lo_model.predict(X) if self.lo_model else mu) + self.offset_lo
         hi = (self.hi_model.predict(X) if self.hi_model else mu) + self.offset_hi
         if self.warm is not None:
-            warm = np.array([WarmPart.ANCHOR in r for r in rows], dtype=bool)
+            warm = np.array([WarmPart.MEDIAN in r for r in rows], dtype=bool)
             if warm.any():
                 wrows = [r for r, w in zip(rows, warm, strict=True) if w]
-                w_mu = self.warm.predict([r[WarmPart.ANCHOR] for r in wrows],
+                w_mu = self.warm.predict(self.warm.anchors(wrows),
                                          vectorize(wrows, self.warm.index))
                 mu, lo, hi = mu.copy(), lo.copy(), hi.copy()
                 mu[warm] = w_mu
@@ -299,32 +300,45 @@ class TabularPredictor:
 
 class WarmPart:
     """The history-anchored part of :class:`TabularPredictor`: its own feature names, a
-    tree model of ``ln runtime - ln(history median)`` and log-space p10/p90 offsets."""
+    tree model of ``ln runtime - anchor`` and log-space p10/p90 offsets. ``anchor``
+    (:data:`ANCHORS`, features of :mod:`laser_ci.predictors.features`): ln of the history
+    block's median, or of its ``recent`` median (the median where a text has no
+    ``recent=`` field)."""
 
-    ANCHOR = "history_median_log"  # laser_ci.predictors.features: ln of the history block's median
+    MEDIAN = "history_median_log"
+    ANCHORS = (MEDIAN, "history_recent_log")
 
     def __init__(self, feature_names: Sequence[str], model: TreeEnsemble,
                  offset_lo: float = 0.0, offset_hi: float = 0.0,
-                 info: dict[str, Any] | None = None) -> None:
+                 info: dict[str, Any] | None = None, anchor: str = MEDIAN) -> None:
+        if anchor not in self.ANCHORS:
+            raise ValueError(f"tabular: unknown warm anchor {anchor!r}")
         self.feature_names = list(feature_names)
         self.index = {f: i for i, f in enumerate(self.feature_names)}
         self.model = model
         self.offset_lo, self.offset_hi = offset_lo, offset_hi
         self.info = dict(info or {})
+        self.anchor = anchor
+
+    def anchors(self, rows: Sequence[dict[str, float]]) -> list[float]:
+        """Each feature row's anchor (every row has a history median)."""
+        return self.anchor_values(rows, self.anchor)
+
+    @classmethod
+    def anchor_values(cls, rows: Sequence[dict[str, float]], anchor: str) -> list[float]:
+        return [r.get(anchor, r[cls.MEDIAN]) for r in rows]
 
     def predict(self, anchors: Sequence[float], X: np.ndarray) -> np.ndarray:
         return np.asarray(anchors, dtype=np.float64) + self.model.predict(X)
 
     def to_json(self) -> dict[str, Any]:
-        return {"feature_names": self.feature_names, "anchor": self.ANCHOR,
+        return {"feature_names": self.feature_names, "anchor": self.anchor,
                 "offset_lo": self.offset_lo, "offset_hi": self.offset_hi, "info": self.info}
 
     @classmethod
     def from_json(cls, d: dict[str, Any], model: TreeEnsemble) -> WarmPart:
-        if d.get("anchor", cls.ANCHOR) != cls.ANCHOR:
-            raise ValueError(f"tabular: unknown warm anchor {d.get('anchor')!r}")
         return cls(d["feature_names"], model, float(d["offset_lo"]), float(d["offset_hi"]),
-                   d.get("info"))
+                   d.get("info"), str(d.get("anchor", cls.MEDIAN)))
 
 
 def vectorize(rows: Sequence[dict[str, float]], index: dict[str, int]) -> np.ndarray:
@@ -469,6 +483,7 @@ class HistoryMedianPredictor:
 
     name = "history-median"
     FILE = "history_median.json"
+    FIELD = "median"  # the history line's figure it predicts (laser_ci.text.history)
 
     def __init__(self, fallback: Any, offset_lo: float = 0.0, offset_hi: float = 0.0,
                  fallback_name: str | None = None, info: dict[str, Any] | None = None) -> None:
@@ -477,9 +492,11 @@ class HistoryMedianPredictor:
         self.offset_lo, self.offset_hi = offset_lo, offset_hi
         self.info = dict(info or {})
 
-    @staticmethod
-    def history_log(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(has history, ln median, ln p10, ln p90) of each text (0 where no history)."""
+    @classmethod
+    def history_log(cls, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                        np.ndarray]:
+        """(has history, ln :data:`FIELD`, ln p10, ln p90) of each text (0 where no history;
+        the median where a line lacks the field)."""
         n = len(texts)
         warm = np.zeros(n, dtype=bool)
         mu, lo, hi = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -488,7 +505,7 @@ class HistoryMedianPredictor:
             if h is None:
                 continue
             warm[i] = True
-            m = h["median"]
+            m = h.get(cls.FIELD, h["median"])
             mu[i] = math.log(max(m, 1.0))
             lo[i] = math.log(max(min(h.get("p10", m), m), 1.0))
             hi[i] = math.log(max(h.get("p90", m), m, 1.0))
@@ -531,6 +548,15 @@ class HistoryMedianPredictor:
         return cls(fallback, float(d["offset_lo"]), float(d["offset_hi"]), name, d.get("info"))
 
 
+class HistoryRecentPredictor(HistoryMedianPredictor):
+    """:class:`HistoryMedianPredictor` on the history's ``recent`` median (the last 3 runs,
+    :data:`laser_ci.text.history.RECENT_RUNS`) instead of the last 20 runs' median."""
+
+    name = "history-recent"
+    FILE = "history_recent.json"
+    FIELD = "recent"
+
+
 # --- loading ------------------------------------------------------------------------------
 
 BASELINES: dict[str, type] = {
@@ -538,6 +564,7 @@ BASELINES: dict[str, type] = {
     TabularPredictor.name: TabularPredictor,
     TextLinearPredictor.name: TextLinearPredictor,
     HistoryMedianPredictor.name: HistoryMedianPredictor,  # after its fallback
+    HistoryRecentPredictor.name: HistoryRecentPredictor,
 }
 
 

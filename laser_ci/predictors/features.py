@@ -265,12 +265,14 @@ def _history_features(f: dict[str, float], value: str) -> None:
             continue
         if k == "n":
             f["history_n"] = x
-        elif k in ("median", "p10", "p90", "latest"):
+        elif k in ("median", "p10", "p90", "latest", "recent"):
             f[f"history_{k}_log"] = math.log(max(x, 1.0))
     if "history_p10_log" in f and "history_p90_log" in f:
         f["history_spread_log"] = f["history_p90_log"] - f["history_p10_log"]
     if "history_latest_log" in f and "history_median_log" in f:
         f["history_latest_rel"] = f["history_latest_log"] - f["history_median_log"]
+    if "history_recent_log" in f and "history_median_log" in f:
+        f["history_recent_rel"] = f["history_recent_log"] - f["history_median_log"]
 
 
 def _script_line(job: _Job, line: str) -> None:

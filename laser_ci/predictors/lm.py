@@ -25,7 +25,8 @@ model's samples for a text with history are multiplied back to seconds
 model's for a text without: its prompt carries the reference model's p50 and the model
 writes the ratio to it; with ``prompt.warm_reference`` a text with history reads the
 reference model's (history-anchored) p50 too, and its samples are multiplied by that
-instead of the history median. A model with ``prompt.outcome`` is asked
+instead of the history's ``prompt.warm_anchor`` (``median``, absent: the median of the
+last 20 runs; ``recent``: of the last 3). A model with ``prompt.outcome`` is asked
 for the runtime of a successful run. Then, by regime (:func:`text_regime`: ``warm``,
 ``changed``, ``cold``), ``decoding.shrink`` moves the median toward the reference (the share
 of the model's correction that held on examples it was not trained on) and
@@ -179,7 +180,7 @@ class LaserModel:
 
         from laser_ci.predictors.decode import OnnxDecoder, PrefixStore, Skeleton
         from laser_ci.text.numbers import NumberCodec
-        from laser_ci.text.tokenize import PromptCodec
+        from laser_ci.text.tokenize import WARM_ANCHORS, PromptCodec
 
         self.model_dir = Path(model_dir)
         self.config = read_config(self.model_dir, verify=verify,
@@ -217,6 +218,9 @@ class LaserModel:
             if value is not None and value not in REFERENCE_MODELS:
                 raise ModelFileError(f"{self.model_dir}: prompt.{key} {value!r}, expected one "
                                      f"of {REFERENCE_MODELS}")
+        if prompt.get("warm_anchor", "median") not in WARM_ANCHORS:
+            raise ModelFileError(f"{self.model_dir}: prompt.warm_anchor "
+                                 f"{prompt.get('warm_anchor')!r}, expected one of {WARM_ANCHORS}")
         if warm_reference is not None and cold_reference is None:
             raise ModelFileError(f"{self.model_dir}: prompt.warm_reference without "
                                  "prompt.cold_reference (the reference model)")
@@ -227,6 +231,7 @@ class LaserModel:
             cold_reference=cold_reference is not None,
             warm_reference=warm_reference is not None,
             layout=str(prompt.get("layout", "serial")),
+            warm_anchor=str(prompt.get("warm_anchor", "median")),
         )
         self.reference_model: Any = None
         if cold_reference is not None:

@@ -29,6 +29,11 @@ What a warm prompt's output means is the model's ``warm_target``:
   ratio from 0.32 to 3.16 has the exponent ``+00`` and the first digit the model writes
   orders them (unscaled, 0.95 and 1.05 would be ``9.50e-01`` and ``1.05e+00``).
 
+Which history figure a warm ratio is over is the model's ``warm_anchor``: ``median`` (of the
+last 20 runs; such a model's prompts drop the history line's ``recent=`` field, which
+came later) or ``recent`` (the median of the last 3 runs, moved last in its place; the
+median is then written relative to it like the rest).
+
 Two more lines can close a prompt, appended by the model's own layer (never by the
 serializer, whose text stays the pinned contract) through :meth:`PromptCodec.with_prompt_lines`:
 
@@ -79,7 +84,12 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from laser_ci.text.history import parse_history, relative_history_line, split_history_block
+from laser_ci.text.history import (
+    parse_history,
+    relative_history_line,
+    split_history_block,
+    without_history_field,
+)
 from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
 
 PAD = "<pad>"
@@ -89,6 +99,7 @@ SPECIAL_TOKENS = [PAD, EOS, SEP]
 DEFAULT_VOCAB_SIZE = 8192
 WARM_TARGETS = ("runtime", "ratio")
 LAYOUTS = ("serial", "shared-prefix")  # PromptCodec.layout: see the module doc
+WARM_ANCHORS = ("median", "recent")  # PromptCodec.warm_anchor: see the module doc
 INSTANCE_LINES = ("job: ", "runs-on: ", "matrix: ")  # moved to the end by shared-prefix
 RATIO_CENTER = math.sqrt(10.0)
 OUTCOME_LINE = "outcome: "
@@ -171,6 +182,7 @@ class PromptCodec:
     cold_reference: bool = False  # texts without history carry a ``reference:`` runtime
     warm_reference: bool = False  # texts with history carry one too (see the module doc)
     layout: str = "serial"  # see the module doc
+    warm_anchor: str = "median"  # the history field a warm ratio is over (see the module doc)
     # the (pad, start, separator) tokens: this tokenizer's SPECIAL_TOKENS, or a pretrained
     # tokenizer's own (laser_ci.training.pretrained: Gemma's <pad>, <bos> and a newline)
     specials: tuple[str, str, str] = (PAD, EOS, SEP)
@@ -186,6 +198,8 @@ class PromptCodec:
             raise ValueError(f"warm_target {self.warm_target!r}: expected one of {WARM_TARGETS}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout {self.layout!r}: expected one of {LAYOUTS}")
+        if self.warm_anchor not in WARM_ANCHORS:
+            raise ValueError(f"warm_anchor {self.warm_anchor!r}: expected one of {WARM_ANCHORS}")
         if (self.cold_reference or self.warm_reference) and self.warm_target != "ratio":
             raise ValueError("a reference line needs warm_target 'ratio' (outputs are ratios)")
         t = self.tokenizer
@@ -261,13 +275,17 @@ class PromptCodec:
         last; in the ``shared-prefix`` layout a job text's instance lines too (else
         ``[]``)."""
         text, extra = self._split_prompt_lines(text)
-        body, block = split_history_block(text)
+        h = parse_history(text)
+        anchor = self.warm_anchor if h is not None and self.warm_anchor in h else "median"
+        body, block = split_history_block(text, last=anchor)
         instance: list[str] = []
         if self.layout == "shared-prefix" and body.startswith("task: job\n"):
             body, instance = _move_instance_lines(body)
+        if block and self.warm_anchor == "median":  # models from before ``recent=``
+            block = [*block[:-1], without_history_field(block[-1], "recent")]
         if block and self.warm_target == "ratio":
             block = [*block[:-1], relative_history_line(block[-1], self.codec.to_string,
-                                                        RATIO_CENTER)]
+                                                        RATIO_CENTER, anchor)]
         if not block and not extra:
             return body, instance, [], None
         outcome = [line for line in extra if line.startswith(OUTCOME_LINE)]
@@ -339,13 +357,15 @@ class PromptCodec:
         """What the output of ``text``'s prompt is relative to, over ``RATIO_CENTER``, when
         the model's ``warm_target`` is ``ratio``: for a text with a history block, its
         ``reference:`` line's runtime when the model reads one (``warm_reference``), else
-        the history median; for a text without, its ``reference:`` line's runtime when the
-        model reads one (``cold_reference``); else None (the output is the runtime itself)."""
+        the history's ``warm_anchor`` (the median, or the ``recent`` median; the median for
+        a line without that field); for a text without, its ``reference:`` line's runtime
+        when the model reads one (``cold_reference``); else None (the output is the runtime
+        itself)."""
         if self.warm_target != "ratio":
             return None
         h = parse_history(text)
         if h is not None and not self.warm_reference:
-            return h["median"] / RATIO_CENTER if h["median"] > 0 else None
+            return self._anchor(h)
         if self.warm_reference if h is not None else self.cold_reference:
             _, extra = self._split_prompt_lines(text)
             for line in reversed(extra):
@@ -355,9 +375,13 @@ class PromptCodec:
                     except ValueError:
                         return None
                     return value / RATIO_CENTER if math.isfinite(value) and value > 0 else None
-        if h is not None:  # a warm text without its reference line: the median, as a plain model
-            return h["median"] / RATIO_CENTER if h["median"] > 0 else None
+        if h is not None:  # a warm text without its reference line: the anchor, as a plain model
+            return self._anchor(h)
         return None
+
+    def _anchor(self, h: dict[str, float]) -> float | None:
+        value = h.get(self.warm_anchor, h["median"])
+        return value / RATIO_CENTER if value > 0 else None
 
     def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:
         """The skeleton ids for ``value`` (divided by ``reference``, if given) after the

@@ -17,8 +17,9 @@ in both parts. Needs the ``train`` extra (LightGBM, scikit-learn).
    partly in-sample; ``info`` also gives the coverage a train-only calibration gets on
    ``val``).
    Warm part (texts with a history block; every training example with earlier runs, its
-   ``text_warm``): LightGBM (L1) on ``ln runtime - ln(history median)``, a small grid
-   chosen by ``val`` log-MAE on warm workflow runs; 5 bags; p10/p90 offsets from
+   ``text_warm``): LightGBM (L1) on ``ln runtime - anchor``, the anchor ln of the history
+   median or of its ``recent`` median (the last 3 runs), and a small grid, both chosen by
+   ``val`` log-MAE on warm workflow runs; 5 bags; p10/p90 offsets from
    out-of-fold residuals pooled with ``val``. (One model on the mixed cold and warm texts
    was measured first: it cannot copy the history median through its splits.)
 3. ``text-linear``: TF-IDF over the serialized text + ridge, trained on the mix (every
@@ -27,6 +28,7 @@ in both parts. Needs the ``train`` extra (LightGBM, scikit-learn).
 4. ``history-median``: the median of the earlier runs read from the history block, p10/p90
    from the history's own p10/p90 widened by offsets calibrated on warm ``train`` runs
    (pooled with ``val``); without history it falls back to ``tabular``.
+5. ``history-recent``: the same on the history's ``recent`` median (the last 3 runs).
 
 Deterministic: fixed seeds, one thread.
 """
@@ -44,6 +46,7 @@ import numpy as np
 
 from laser_ci.predictors.baselines import (
     HistoryMedianPredictor,
+    HistoryRecentPredictor,
     MedianPredictor,
     TabularPredictor,
     TextLinearPredictor,
@@ -59,9 +62,9 @@ from laser_ci.training.example import Example
 from laser_ci.training.history import training_texts
 from laser_ci.training.metrics import interval_score_log
 
-# the predictors this recipe makes, in training order (history-median needs tabular)
-NAMES = ("median", "tabular", "text-linear", "history-median")
-NEEDS = {"history-median": ("tabular",)}
+# the predictors this recipe makes, in training order (history-median/-recent need tabular)
+NAMES = ("median", "tabular", "text-linear", "history-median", "history-recent")
+NEEDS = {"history-median": ("tabular",), "history-recent": ("tabular",)}
 
 # LightGBM: small trees win here (few hundred repositories; most signal is coarse).
 TAB_BASE = {
@@ -83,9 +86,10 @@ TEXT_GRID = {
     "ngram_max": [1, 2],
     "min_groups": [1, 2],
 }
-# the warm (history-anchored) part of tabular: L1 on ln runtime - ln(history median)
+# the warm (history-anchored) part of tabular: L1 on ln runtime - anchor (WarmPart.ANCHORS)
 WARM_BASE = {**TAB_BASE, "objective": "regression_l1"}
 WARM_GRID = {
+    "anchor": list(WarmPart.ANCHORS),
     "num_leaves": [3, 5, 8],
     "rounds": [150, 400],
     "min_data_in_leaf": [20, 50],
@@ -240,9 +244,10 @@ def train_tabular(train, val, val_wf, feats, log) -> tuple[TabularPredictor, dic
     return pred, {"grid": [{"val_log_mae": s, **c} for s, c in results]}
 
 
-def warm_anchor(examples: Sequence[Example], feats: dict[str, dict[str, float]]) -> np.ndarray:
-    """ln of each example's history median (its warm text's :data:`WarmPart.ANCHOR`)."""
-    return np.array([feats[e.text_warm][WarmPart.ANCHOR] for e in examples])
+def warm_anchor(examples: Sequence[Example], feats: dict[str, dict[str, float]],
+                anchor: str = WarmPart.MEDIAN) -> np.ndarray:
+    """Each example's warm anchor (:data:`WarmPart.ANCHORS`) from its warm text's features."""
+    return np.array(WarmPart.anchor_values([feats[e.text_warm] for e in examples], anchor))
 
 
 def warm_matrix(examples: Sequence[Example], feats: dict[str, dict[str, float]],
@@ -252,13 +257,13 @@ def warm_matrix(examples: Sequence[Example], feats: dict[str, dict[str, float]],
 
 def fit_warm(examples: Sequence[Example], feats: dict[str, dict[str, float]],
              cfg: dict[str, Any], seeds: int = 1) -> tuple[list[str], Any]:
-    """The warm part's feature names and tree model of ``ln runtime - ln(history median)``
-    on ``examples`` (each with a warm text), with the grid point ``cfg``
-    (:data:`WARM_GRID` keys)."""
+    """The warm part's feature names and tree model of ``ln runtime - anchor`` on
+    ``examples`` (each with a warm text), with the grid point ``cfg`` (:data:`WARM_GRID`
+    keys; no ``anchor``: the history median)."""
     names = bag_vocabulary([feats[e.text_warm] for e in examples], [e.repo for e in examples],
                            WARM_MIN_REPOS)
     X = warm_matrix(examples, feats, names)
-    y = log_y(examples) - warm_anchor(examples, feats)
+    y = log_y(examples) - warm_anchor(examples, feats, cfg.get("anchor", WarmPart.MEDIAN))
     params = {**WARM_BASE, "num_leaves": cfg["num_leaves"],
               "min_data_in_leaf": cfg["min_data_in_leaf"]}
     models = [fit_lightgbm(X, y, {**params, "seed": s}, cfg["rounds"]) for s in range(seeds)]
@@ -272,8 +277,8 @@ def train_warm(train, val, feats, log) -> WarmPart:
     wv_wf = [e for e in wv if e.kind == "workflow"]
     changed = np.array([bool(e.changed) for e in wv_wf], dtype=bool)
 
-    def anchor(examples):
-        return warm_anchor(examples, feats)
+    def anchor(examples, cfg=None):
+        return warm_anchor(examples, feats, (cfg or {}).get("anchor", WarmPart.MEDIAN))
 
     def matrix(examples, names):
         return warm_matrix(examples, feats, names)
@@ -290,7 +295,7 @@ def train_warm(train, val, feats, log) -> WarmPart:
     for cfg in grid(WARM_GRID):
         t0 = time.perf_counter()
         names, model = fit(wt, cfg)
-        mu = anchor(wv_wf) + model.predict(matrix(wv_wf, names))
+        mu = anchor(wv_wf, cfg) + model.predict(matrix(wv_wf, names))
         score, score_ch = lmae(mu, y_val), lmae(mu[changed], y_val[changed])
         results.append((score, cfg, score_ch))
         log(f"  warm {cfg} val log-MAE {score:.3f} changed {score_ch:.3f} "
@@ -301,9 +306,9 @@ def train_warm(train, val, feats, log) -> WarmPart:
     for tr_idx, te_idx in oof_splits(wt):
         names, model = fit([wt[i] for i in tr_idx], best)
         te = [wt[i] for i in te_idx]
-        oof[te_idx] = anchor(te) + model.predict(matrix(te, names))
+        oof[te_idx] = anchor(te, best) + model.predict(matrix(te, names))
     names, model = fit(wt, best, seeds=SEEDS)
-    mu_val = anchor(wv) + model.predict(matrix(wv, names))
+    mu_val = anchor(wv, best) + model.predict(matrix(wv, names))
     y_wt, y_wv = log_y(wt), log_y(wv)
     off_lo, off_hi = interval_offsets(np.r_[y_wt - oof, y_wv - mu_val])
     info = {"params": {**WARM_BASE, **best, "min_repos": WARM_MIN_REPOS, "seeds": SEEDS},
@@ -313,13 +318,16 @@ def train_warm(train, val, feats, log) -> WarmPart:
                                                        *interval_offsets(y_wt - oof)),
             "grid": [{"val_log_mae": s_, "val_changed_log_mae": c_, **cfg}
                      for s_, cfg, c_ in results]}
-    return WarmPart(names, model, off_lo, off_hi, info=info)
+    return WarmPart(names, model, off_lo, off_hi, info=info, anchor=best["anchor"])
 
 
-def train_history_median(train, val, fallback) -> HistoryMedianPredictor:
-    """Band offsets: the history's own p10/p90 widened to cover 80% of warm runs."""
+def train_history_median(train, val, fallback,
+                         cls: type[HistoryMedianPredictor] = HistoryMedianPredictor
+                         ) -> HistoryMedianPredictor:
+    """Band offsets: the history's own p10/p90 widened to cover 80% of warm runs
+    (``cls``: :class:`HistoryMedianPredictor` or :class:`HistoryRecentPredictor`)."""
     warm = [e for e in (*train, *val) if e.text_warm is not None]
-    has, _mu, lo, hi = HistoryMedianPredictor.history_log([e.text_warm for e in warm])
+    has, _mu, lo, hi = cls.history_log([e.text_warm for e in warm])
     y = log_y(warm)
     res_lo, res_hi = (y - lo)[has], (y - hi)[has]
 
@@ -335,7 +343,7 @@ def train_history_median(train, val, fallback) -> HistoryMedianPredictor:
     info = {"offsets_from": "warm train + val runs (history p10/p90 residual quantiles)",
             "train_only_offsets": offsets(res_lo[tr], res_hi[tr]),
             "n": int(has.sum())}
-    return HistoryMedianPredictor(fallback, off_lo, off_hi, fallback.name, info)
+    return cls(fallback, off_lo, off_hi, fallback.name, info)
 
 
 # --- text --------------------------------------------------------------------------------
@@ -444,6 +452,9 @@ def fit_baselines(
             out.predictors[name], out.tuning["text-linear"] = train_text(train, val, val_wf, say)
         elif name == "history-median":
             out.predictors[name] = train_history_median(train, val, out.predictors["tabular"])
+        elif name == "history-recent":
+            out.predictors[name] = train_history_median(train, val, out.predictors["tabular"],
+                                                        HistoryRecentPredictor)
         out.seconds[name] = time.perf_counter() - t0
         if done is not None:
             done(name)

@@ -10,12 +10,13 @@ selection and band calibration for the baselines, the best epoch for the languag
 and the other K - 2 that of ``train``; the held-out fold's labels reach no model that
 scores it.
 
-Predictors (``--predictor``, repeatable; default: the four baselines, and ``laser-lm``
+Predictors (``--predictor``, repeatable; default: the five baselines, and ``laser-lm``
 when ``--lm-base`` is given):
 
-- ``median``, ``tabular`` (with its history part), ``text-linear``, ``history-median``
-  (its fallback: the fold's ``tabular``): :func:`laser_ci.training.baselines.fit_baselines`,
-  the recipe of ``benchmarks/baselines.py``, on both example kinds of the training folds.
+- ``median``, ``tabular`` (with its history part), ``text-linear``, ``history-median`` and
+  ``history-recent`` (their fallback: the fold's ``tabular``):
+  :func:`laser_ci.training.baselines.fit_baselines`, the recipe of
+  ``benchmarks/baselines.py``, on both example kinds of the training folds.
 - ``laser-lm``: fine-tuned per fold from ``--lm-base`` (a model pretrained on the
   unlabeled workflow corpus only: ``laser-ci train --pretrain-only``; no labels in it, but
   its corpus includes the held-out repositories' workflow files) with the options of the
@@ -77,7 +78,7 @@ from laser_ci.training.history import SUBSETS, example_text, in_subset, subset_o
 from laser_ci.training.train import PRETRAIN_MARKER, TrainConfig, held_out_fold
 
 LM_NAME = "laser-lm"
-BASELINE_NAMES = ("median", "tabular", "text-linear", "history-median")
+BASELINE_NAMES = ("median", "tabular", "text-linear", "history-median", "history-recent")
 TRAINABLE = (*BASELINE_NAMES, LM_NAME)
 MIN_FOLDS = 3  # held-out fold, the recipe's val fold, and at least one to train on
 
@@ -110,7 +111,7 @@ LM_FOLD_CONFIG = TrainConfig(max_prompt_tokens=256, epochs=3, patience=3, batch_
 # what a kept fold model must share with the recipe to be reused (LMRecipe.reuse)
 RECIPE_KEYS = ("max_prompt_tokens", "warm_target", "outcome", "cold_reference", "layout",
                "quantization", "success_only", "kinds", "history_mode", "p_cold", "pairs",
-               "warm_reference")
+               "warm_reference", "warm_anchor")
 
 
 @dataclass
@@ -130,6 +131,7 @@ class LMRecipe:
     # (out of fold in training), and the output is the ratio to it (TrainConfig.warm_reference)
     warm_reference: bool = False
     layout: str = "serial"  # the prompt layout (laser_ci.text.tokenize)
+    warm_anchor: str = "median"  # the history figure a warm ratio is over (TrainConfig.warm_anchor)
     quantization: str = "dynamic"  # the int8 export (laser_ci.training.export.quantize_int8)
     pairs: int = 0  # changed configurations from pairs of runs (TrainConfig.pairs)
     # the prompt's token budget (None: the fold config's, 256); more needs a base whose
@@ -176,6 +178,8 @@ class LMRecipe:
             upd["warm_reference"] = "tabular"
         if self.layout != "serial":
             upd["layout"] = self.layout
+        if self.warm_anchor != "median":
+            upd["warm_anchor"] = self.warm_anchor
         if self.quantization != "dynamic":
             upd["quantization"] = self.quantization
         if self.pairs:
@@ -550,7 +554,8 @@ def run_folds(
     n = len(scored)
     out = FoldPredictions({m: [None] * n for m in names}, {m: [None] * n for m in names}, [])
     t0 = time.perf_counter()
-    feats = text_features(examples) if {"tabular", "history-median"} & set(names) else None
+    feats = (text_features(examples)
+             if {"tabular", "history-median", "history-recent"} & set(names) else None)
     out.features_seconds = round(time.perf_counter() - t0, 2)
     folds = [fold_of(e.repo, k) for e in examples]
     jobs = max(1, min(jobs, k))
@@ -986,7 +991,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
             lm_pairs: int = 0, lm_calibrate_bands: bool = False,
             lm_samples: int | None = None, lm_warm_reference: bool = False,
             lm_sampling: str | None = None, lm_shrink: bool = False,
-            lm_max_prompt_tokens: int | None = None) -> None:
+            lm_max_prompt_tokens: int | None = None, lm_warm_anchor: str = "median") -> None:
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
@@ -1014,7 +1019,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
                           exact_last=lm_exact_last, pairs=lm_pairs,
                           calibrate_bands=lm_calibrate_bands, samples=lm_samples,
                           warm_reference=lm_warm_reference, sampling=lm_sampling,
-                          shrink=lm_shrink, max_prompt_tokens=lm_max_prompt_tokens)
+                          shrink=lm_shrink, max_prompt_tokens=lm_max_prompt_tokens,
+                          warm_anchor=lm_warm_anchor)
         except CVError as exc:
             raise click.ClickException(str(exc)) from exc
     elif lm_base:
@@ -1092,6 +1098,8 @@ def _command_line(data_dir: str, k: int, kind: str, history: str, names: Sequenc
             parts.append("--lm-warm-reference")
         if lm.layout != "serial":
             parts += ["--lm-layout", lm.layout]
+        if lm.warm_anchor != "median":
+            parts += ["--lm-warm-anchor", lm.warm_anchor]
         if lm.quantization != "dynamic":
             parts += ["--lm-quantization", lm.quantization]
         if lm.exact_last:

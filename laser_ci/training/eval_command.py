@@ -9,7 +9,7 @@ import click
 
 from laser_ci.predictors.base import Predictor
 from laser_ci.predictors.lm import SAMPLING
-from laser_ci.text.tokenize import LAYOUTS
+from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, load_examples
 from laser_ci.training.history import REGIMES
@@ -85,6 +85,10 @@ from laser_ci.training.history import REGIMES
               help="--folds: where laser-lm's prompts put a job's own lines: serial (the "
                    "serializer's order) or shared-prefix (job, runs-on and matrix at the end, "
                    "so a job's body is decoded once for every runner) [serial].")
+@click.option("--lm-warm-anchor", type=click.Choice(WARM_ANCHORS), default=None,
+              help="--folds: the history figure laser-lm's warm output is the ratio to: "
+                   "median (of the last 20 runs) or recent (the median of the last 3) "
+                   "[median].")
 @click.option("--lm-quantization", type=click.Choice(["dynamic", "static"]), default=None,
               help="--folds: laser-lm's int8 export: dynamic (activation scales per call; "
                    "one job per batch) or static (calibrated on training prompts; jobs side "
@@ -159,6 +163,7 @@ def eval_command(
     lm_sampling: str | None,
     lm_shrink: bool,
     lm_max_prompt_tokens: int | None,
+    lm_warm_anchor: str | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
@@ -173,7 +178,7 @@ def eval_command(
                "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
                "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference,
                "--lm-sampling": lm_sampling, "--lm-shrink": lm_shrink,
-               "--lm-max-prompt-tokens": lm_max_prompt_tokens}
+               "--lm-max-prompt-tokens": lm_max_prompt_tokens, "--lm-warm-anchor": lm_warm_anchor}
     if folds is None:
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
@@ -193,7 +198,8 @@ def eval_command(
                 predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
                 lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
                 lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling,
-                lm_shrink=lm_shrink, lm_max_prompt_tokens=lm_max_prompt_tokens)
+                lm_shrink=lm_shrink, lm_max_prompt_tokens=lm_max_prompt_tokens,
+                lm_warm_anchor=lm_warm_anchor or "median")
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

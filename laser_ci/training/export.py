@@ -403,6 +403,7 @@ def export_model(
     codec: Any = None,
     warm_target: str = "runtime",
     layout: str = "serial",
+    warm_anchor: str = "median",
     num_samples: int = 16,
     sampling: str = "stratified",
     exact_last: bool = True,
@@ -432,7 +433,7 @@ def export_model(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     prompt = PromptCodec(tokenizer, codec, max_prompt_tokens, warm_target=warm_target,
-                         layout=layout)
+                         layout=layout, warm_anchor=warm_anchor)
     head_tokens = codec.all_tokens()
     head_ids = [prompt.token_ids[t] for t in head_tokens]
     files: dict[str, str] = {}
@@ -491,7 +492,8 @@ def export_model(
                if int8 else {}),
         },
         "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target,
-                   **({"layout": layout} if layout != "serial" else {})},
+                   **({"layout": layout} if layout != "serial" else {}),
+                   **({"warm_anchor": warm_anchor} if warm_anchor != "median" else {})},
         "codec": {
             "mantissa_digits": codec.mantissa_digits,
             "exponent_digits": codec.exponent_digits,

@@ -50,8 +50,9 @@ def grid_point(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def warm_grid_point(params: Mapping[str, Any]) -> dict[str, Any]:
     """The grid hyperparameters of a fitted tabular model's warm part (its ``info["params"]``)."""
-    from laser_ci.training.baselines import WARM_GRID
+    from laser_ci.training.baselines import WARM_GRID, WarmPart
 
+    params = {"anchor": WarmPart.MEDIAN, **params}  # a model from before the anchor was tuned
     missing = [k for k in WARM_GRID if k not in params]
     if missing:
         raise ValueError(f"tabular warm params lack {missing}: not a model of this recipe")
@@ -70,8 +71,8 @@ def out_of_fold_references(
     """The reference (seconds) of every example's cold text: the p50 of a tabular model
     with ``params`` (:func:`grid_point`) fit on the examples of the other ``groups``; with
     ``warm_params`` (:func:`warm_grid_point`), also of every warm text (key
-    ``reference_key(e, warm=True)``): the history median times the warm part's correction,
-    that part fit on the other groups' warm texts.
+    ``reference_key(e, warm=True)``): the warm part's anchor (the history median, or its
+    ``recent`` median) times its correction, that part fit on the other groups' warm texts.
 
     A group with no other group to learn from gets no references (its texts then train
     without a reference line, as texts of a plain model do).
@@ -109,7 +110,8 @@ def out_of_fold_references(
         if warm_cfg is None or not warm_train or not warm_held:
             continue
         names, model = fit_warm(warm_train, feats, warm_cfg, bags)
-        mu = warm_anchor(warm_held, feats) + model.predict(warm_matrix(warm_held, feats, names))
+        mu = (warm_anchor(warm_held, feats, warm_cfg["anchor"])
+              + model.predict(warm_matrix(warm_held, feats, names)))
         for e, m in zip(warm_held, mu, strict=True):
             out[reference_key(e, warm=True)] = float(math.exp(m))
     return out

@@ -135,6 +135,9 @@ class TrainConfig:
     # where a job text's lines sit in the prompt (laser_ci.text.tokenize): "serial" or
     # "shared-prefix" (the instance lines at the end: a job's body is shared across runners)
     layout: str = "serial"
+    # the history figure a warm ratio is over (laser_ci.text.tokenize): "median" (the last 20
+    # runs) or "recent" (the median of the last 3)
+    warm_anchor: str = "median"
     # the int8 export (laser_ci.training.export.quantize_int8): "dynamic", or "static" with
     # activation scales calibrated on calibration_prompts training prompts
     quantization: str = "dynamic"
@@ -826,7 +829,8 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
                            "processes": acc.num_processes, **prep.log}
     tok = prep.tokenizer
     codec = codec_for(cfg, codec)
-    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target)
+    prompt = PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
+                         warm_anchor=cfg.warm_anchor)
     if init:
         model = load_model(init)
     else:
@@ -863,7 +867,7 @@ def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig,
     return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
                        outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
                        warm_reference=cfg.warm_reference is not None, layout=cfg.layout,
-                       specials=specials)
+                       warm_anchor=cfg.warm_anchor, specials=specials)
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
@@ -889,6 +893,7 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
     export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
                  warm_target=cfg.warm_target, num_samples=cfg.num_samples,
                  keep_fp32=True, full_vocab_graph=True, layout=cfg.layout,
+                 warm_anchor=cfg.warm_anchor,
                  extra={"training": {"size": cfg.size, "seed": cfg.seed}})
     prompt_lines()
     sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
@@ -903,7 +908,7 @@ def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
         res["shipped"] = "fp32"
         export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
                      warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=False,
-                     keep_fp32=True, layout=cfg.layout,
+                     keep_fp32=True, layout=cfg.layout, warm_anchor=cfg.warm_anchor,
                      extra={"training": {"size": cfg.size}})
         prompt_lines()
     config_path = out / "laser.json"
@@ -984,7 +989,8 @@ def base_prompt(base_cfg: Mapping[str, Any]) -> dict[str, Any]:
             "outcome": bool(prompt.get("outcome", False)),
             "cold_reference": prompt.get("cold_reference"),
             "warm_reference": prompt.get("warm_reference"),
-            "layout": str(prompt.get("layout", "serial"))}
+            "layout": str(prompt.get("layout", "serial")),
+            "warm_anchor": str(prompt.get("warm_anchor", "median"))}
 
 
 PRETRAIN_MARKER = "laser_pretrain.json"  # in OUT/pretrained of `laser-ci train --pretrain-only`
@@ -1142,6 +1148,7 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
                  max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
                  warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=True,
                  include_weights=include_weights, layout=cfg.layout,
+                 warm_anchor=cfg.warm_anchor,
                  calibration=calibration_ids(train_items, cfg.calibration_prompts, cfg.seed)
                  if cfg.quantization == "static" else None,
                  extra={"training": {"base": str(base_dir), "seed": cfg.seed}})
