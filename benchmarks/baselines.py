@@ -9,11 +9,12 @@ Needs the ``train`` extra (LightGBM, scikit-learn). Steps:
    (:func:`laser_ci.training.examples.split_of`). Everything is fit on ``train`` only.
 2. The recipe, :func:`laser_ci.training.baselines.fit_baselines` (its module doc gives every
    step): ``median``, ``tabular`` (a cold part and a history-anchored warm part),
-   ``text-linear`` and ``history-median``, hyperparameters chosen and bands calibrated on
-   ``val``. ``laser-ci eval DATA --folds K`` runs the same function once per held-out fold.
+   ``text-linear``, ``history-median`` and ``history-recent``, hyperparameters chosen and
+   bands calibrated on ``val``. ``laser-ci eval DATA --folds K`` runs the same function once
+   per held-out fold.
 3. Writes ``median.json``, ``tabular.{json,npz}``, ``text_linear.{json,npz}``,
-   ``history_median.json`` and ``card.json`` (val metrics in both history regimes,
-   chosen parameters, best predictor) to ``--out``, reloads them with numpy only and prints
+   ``history_median.json``, ``history_recent.json`` and ``card.json`` (val metrics in both
+   history regimes, chosen parameters, best predictor) to ``--out``, reloads them with numpy only and prints
    ``laser-ci eval``'s tables for ``val`` (workflow and job, ``--history prior``: both
    regimes and the warm, warm-changed and cold subsets). A ``"cv"`` block already in the
    card (``laser-ci eval --folds K --write-cards``) is kept when it was computed with the
@@ -69,12 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     fit = fit_baselines(train, val, feats=feats, log=log)
     timings = dict(fit.seconds)
     timings["tabular"] += feats_seconds
-    median, tabular, text, history_median = (fit.predictors[n] for n in (
-        "median", "tabular", "text-linear", "history-median"))
+    median, tabular, text, history_median, history_recent = (fit.predictors[n] for n in (
+        "median", "tabular", "text-linear", "history-median", "history-recent"))
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for p in (median, tabular, text, history_median):
+    for p in (median, tabular, text, history_median, history_recent):
         p.save(out)
 
     # reload from disk (numpy only) and score exactly as `laser-ci eval --history prior` does
@@ -124,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tabular-warm": {k: v for k, v in tabular.warm.info.items() if k != "grid"},
         "text-linear": text.info,
         "history-median": history_median.info,
+        "history-recent": history_recent.info,
         "val_metrics": {k: json_safe(r) for k, r in reports.items()},
         "tuning": fit.tuning,
     }
