@@ -329,6 +329,30 @@ def test_recipe_prompt_budget_of_a_model_folder_base(tmp_path: Path) -> None:
         LMRecipe(tmp_path, max_prompt_tokens=512)
 
 
+@pytest.mark.parametrize(("own", "asked", "ok"), [
+    (None, "median", True),  # a folder from before the setting: median
+    (None, "recent", False),
+    ("recent", "recent", True),
+    ("recent", "median", False),
+])
+def test_recipe_warm_anchor_of_a_model_folder_base(tmp_path: Path, own: str | None, asked: str,
+                                                   ok: bool) -> None:
+    """A model-folder base keeps its warm outputs when fine-tuned: another anchor is refused."""
+    from laser_ci.predictors.lm import FORMAT_VERSION
+    from laser_ci.training.crossval import CVError, LMRecipe
+
+    (tmp_path / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
+    prompt = {"max_prompt_tokens": 256, **({"warm_anchor": own} if own else {})}
+    (tmp_path / "laser.json").write_text(json.dumps({
+        "format_version": FORMAT_VERSION, "files": {"model.onnx": "", "tokenizer.json": ""},
+        "prompt": prompt}))
+    if ok:
+        assert LMRecipe(tmp_path, warm_anchor=asked).cfg.warm_anchor == asked
+    else:
+        with pytest.raises(CVError, match="warm outputs"):
+            LMRecipe(tmp_path, warm_anchor=asked)
+
+
 # --- cards and the default -----------------------------------------------------------------------
 
 
@@ -630,3 +654,18 @@ def test_fold_parts_table(folds: list[int], fold: int, k: int, train: list[str],
     from laser_ci.training.folds import fold_parts
 
     assert fold_parts(list("abcde"), folds, fold, k) == (train, val)
+
+
+@pytest.mark.parametrize(("prompt", "anchor"), [
+    ({"max_prompt_tokens": 256}, "median"),  # a folder from before the setting
+    ({"max_prompt_tokens": 256, "warm_anchor": "recent"}, "recent"),
+])
+def test_a_model_folders_prompt_keeps_its_warm_anchor(prompt: dict, anchor: str) -> None:
+    """``laser-ci finetune`` adapts a folder with its own prompt settings (train.base_prompt),
+    the warm anchor among them, and the PromptCodec they build reads it."""
+    pytest.importorskip("torch")
+    from laser_ci.training.train import TrainConfig, base_prompt
+
+    got = base_prompt({"prompt": prompt})
+    assert got["warm_anchor"] == anchor
+    assert TrainConfig(**got).warm_anchor == anchor

@@ -807,6 +807,27 @@ def test_shipped_model_loads_checks_and_predicts():
         assert DEFAULT_CODEC.min_value <= r.p10 <= r.p50 <= r.p90 <= DEFAULT_CODEC.max_value
 
 
+
+@pytest.mark.skipif(not (SHIPPED / "laser.json").is_file(), reason="no shipped model/lm")
+@pytest.mark.parametrize("diff", [(), ("+ run: pytest -n 4", "- run: pytest")])
+def test_shipped_model_reads_no_recent_field(diff: tuple[str, ...]):
+    """model/lm predates the history line's ``recent=``: its prompts (and references) of a
+    text with the field are those of the same text without it."""
+    from laser_ci.predictors.lm import LaserModel
+    from laser_ci.text.history import History, history_lines
+
+    lm = LaserModel(SHIPPED)
+    assert lm.prompt.warm_anchor == "median"
+    block = history_lines(History.of([100.0, 200.0, 900.0, 800.0, 850.0], diff))
+    assert "recent=8.50e+02" in block[0]
+    text = "task: job\njob: test\n" + "\n".join(block) + "\nruns-on: ubuntu-latest\n" \
+        "steps:\n- run: pytest -n 4\nrepo: files=3\n"
+    old = text.replace(" recent=8.50e+02", "")
+    full, old_full = (lm.prompt.with_prompt_lines(t, reference=300.0) for t in (text, old))
+    assert lm.prompt.encode_segments([full]) == lm.prompt.encode_segments([old_full])
+    assert lm.prompt.reference(full) == lm.prompt.reference(old_full) == pytest.approx(
+        800.0 / 10**0.5)  # the median of all 5, not of the last 3 (850)
+
 @pytest.mark.parametrize("batch_jobs", [1, 3, 64])
 @pytest.mark.parametrize("stratified", [False, True])
 def test_shared_prefixes_change_no_sample(batch_jobs: int, stratified: bool):

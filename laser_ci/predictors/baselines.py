@@ -521,7 +521,7 @@ class HistoryMedianPredictor:
         cold = [i for i in range(len(texts)) if not warm[i]]
         if cold:
             if self.fallback is None:
-                raise ValueError("history-median: a text without history and no fallback")
+                raise ValueError(f"{self.name}: a text without history and no fallback")
             for i, r in zip(cold, self.fallback.predict([texts[i] for i in cold]), strict=True):
                 out[i] = r
         return out  # type: ignore[return-value]
@@ -543,7 +543,7 @@ class HistoryMedianPredictor:
         if fallback is None:
             cls_ = BASELINES.get(name)
             if cls_ is None or cls_ is cls or not (folder / cls_.FILE).is_file():
-                raise ValueError(f"history-median: fallback {name!r} not in {folder}")
+                raise ValueError(f"{cls.name}: fallback {name!r} not in {folder}")
             fallback = cls_.load(folder)
         return cls(fallback, float(d["offset_lo"]), float(d["offset_hi"]), name, d.get("info"))
 
@@ -574,7 +574,8 @@ def load_baselines(folder: str | Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, cls in BASELINES.items():
         if (folder / cls.FILE).is_file():
-            out[name] = cls.load(folder, out) if cls is HistoryMedianPredictor else cls.load(folder)
+            out[name] = (cls.load(folder, out) if issubclass(cls, HistoryMedianPredictor)
+                         else cls.load(folder))
     return out
 
 

@@ -36,8 +36,8 @@ counts as behind. Otherwise it ranks after every cross-validated baseline. So th
 language model takes over as soon as its card says it is ahead of, or level with, the
 baselines on each of those rows on the same footing, and a lower cold score alone (a tie
 by its interval, say) does not make it the default.
-(``history-median`` falls back to ``tabular`` without history: same cold score; the tie
-goes to the better one with history.)
+(``history-median`` and ``history-recent`` fall back to ``tabular`` without history: same
+cold score; the tie goes to the better one with history.)
 """
 
 from __future__ import annotations

@@ -257,13 +257,15 @@ class LaserModel:
 
     def sample(self, texts: Sequence[str], num_samples: int | None = None) -> list[np.ndarray]:
         """The sorted runtime samples of each text (a ``ratio`` model's warm samples
-        multiplied by the text's history median, see :mod:`laser_ci.text.tokenize`)."""
+        multiplied by the text's history median or recent median, ``prompt.warm_anchor``;
+        see :mod:`laser_ci.text.tokenize`)."""
         return [s for s, _ in self.sample_with_references(texts, num_samples)]
 
     def sample_with_references(self, texts: Sequence[str], num_samples: int | None = None,
                                ) -> list[tuple[np.ndarray, float | None]]:
         """Each text's sorted runtime samples and the runtime its prompt's output is relative
-        to (the history median, or the reference model's p50; None for a model that writes
+        to (the history's median or recent median, or the reference model's p50; None for a
+        model that writes
         runtimes)."""
         from laser_ci.predictors.decode import DecodeStats, sample_numbers
         from laser_ci.text.tokenize import RATIO_CENTER

@@ -13,9 +13,9 @@ The prompt layout is shared by training (:mod:`laser_ci.training.train`) and inf
     <eos> text-ids history-ids <sep> {"runtime_s": " d . d d e s d d "}
 
 ``history-ids`` is the serializer's history block moved to the end of the prompt, its
-median last (the nearest number to the output); ``text-ids`` is the rest of the text. Both
-together hold at most ``max_prompt_tokens`` ids: a longer text keeps its head and the start
-of its last line (the serializer's ``repo:`` profile line).
+median (or ``warm_anchor``) last (the nearest number to the output); ``text-ids`` is the
+rest of the text. Both together hold at most ``max_prompt_tokens`` ids: a longer text keeps
+its head and the start of its last line (the serializer's ``repo:`` profile line).
 
 What a warm prompt's output means is the model's ``warm_target``:
 

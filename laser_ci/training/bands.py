@@ -11,9 +11,10 @@ examples inside their bands (:func:`band_scale`): each example needs
 log(p50 / p10)`` below it, and the scale is the k-th smallest need, k = ceil(target * n).
 
 Before the band, optionally, a *shrink* ``a`` per regime moves the median toward the number
-the prompt's output is relative to (the history median warm, the reference model's p50
-cold): ``p50' = ref * (p50 / ref) ** a`` (:func:`laser_ci.predictors.lm.shrunk`, the band
-moved with it). ``a = 1`` is the model's own median, ``a = 0`` the reference itself. The
+the prompt's output is relative to (the history median, or recent median, warm; the
+reference model's p50 cold): ``p50' = ref * (p50 / ref) ** a``
+(:func:`laser_ci.predictors.lm.shrunk`, the band moved with it). ``a = 1`` is the model's
+own median, ``a = 0`` the reference itself. The
 shrink of a regime (:func:`shrink_factor`) is the ``a`` in [0, 1] with the least log-MAE on
 the calibration examples: ``sum |d - a c|`` with ``d = log(truth / ref)`` and ``c = log(p50 /
 ref)`` is least at the weighted median of ``d / c`` with weights ``|c|``. It says how much

@@ -201,6 +201,15 @@ class LMRecipe:
                                   f"fine-tune keeps; it cannot make a "
                                   f"{self.max_prompt_tokens}-token recipe")
             upd["max_prompt_tokens"] = self.max_prompt_tokens
+        from laser_ci.predictors.lm import CONFIG_NAME, read_config
+
+        if (self.base / CONFIG_NAME).is_file():  # a model folder's fine-tune keeps its outputs
+            own_anchor = read_config(self.base, verify=False).get("prompt", {}).get(
+                "warm_anchor", "median")
+            if own_anchor != self.warm_anchor:
+                raise CVError(f"{self.base}: a model folder whose warm outputs are over the "
+                              f"history's {own_anchor}; it cannot make a recipe over its "
+                              f"{self.warm_anchor} (--lm-warm-anchor {own_anchor})")
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")
         if self.shrink and not self.calibrate_bands:
@@ -365,7 +374,7 @@ def fold_references(train: Sequence[Example], val: Sequence[Example], tabular: A
     if warm:
         if tabular.warm is None:
             raise CVError("a warm reference needs a tabular model with a warm part")
-        warm_params = tabular.warm.info["params"]
+        warm_params = {**tabular.warm.info["params"], "anchor": tabular.warm.anchor}
     return out_of_fold_references(both, [fold_of(e.repo, k) for e in both],
                                   tabular.info["params"], warm_params=warm_params, feats=feats)
 
