@@ -810,19 +810,32 @@ def test_shipped_model_loads_checks_and_predicts():
 
 @pytest.mark.skipif(not (SHIPPED / "laser.json").is_file(), reason="no shipped model/lm")
 @pytest.mark.parametrize("diff", [(), ("+ run: pytest -n 4", "- run: pytest")])
-def test_shipped_model_reads_no_recent_field(diff: tuple[str, ...]):
-    """model/lm predates the history line's ``recent=``: its prompts (and references) of a
-    text with the field are those of the same text without it."""
+def test_a_median_model_reads_no_recent_field(tmp_path: Path, diff: tuple[str, ...]):
+    """A folder without ``prompt.warm_anchor`` (every model from before the history line's
+    ``recent=``; here model/lm's settings without it) builds the prompts (and references)
+    of a text with the field that it built for the same text without it; model/lm itself
+    writes its warm outputs over the recent median."""
+    import json
+    import shutil
+
     from laser_ci.predictors.lm import LaserModel
     from laser_ci.text.history import History, history_lines
 
-    lm = LaserModel(SHIPPED)
-    assert lm.prompt.warm_anchor == "median"
+    old_folder = tmp_path / "lm"
+    shutil.copytree(SHIPPED, old_folder)
+    config = json.loads((old_folder / "laser.json").read_text())  # not a hashed file
+    config["prompt"].pop("warm_anchor", None)
+    (old_folder / "laser.json").write_text(json.dumps(config))
     block = history_lines(History.of([100.0, 200.0, 900.0, 800.0, 850.0], diff))
     assert "recent=8.50e+02" in block[0]
     text = "task: job\njob: test\n" + "\n".join(block) + "\nruns-on: ubuntu-latest\n" \
         "steps:\n- run: pytest -n 4\nrepo: files=3\n"
     old = text.replace(" recent=8.50e+02", "")
+    shipped = LaserModel(SHIPPED).prompt
+    assert shipped.warm_anchor == "recent"
+    assert shipped.reference(shipped.with_prompt_lines(text)) == pytest.approx(850.0 / 10**0.5)
+    lm = LaserModel(old_folder)
+    assert lm.prompt.warm_anchor == "median"
     full, old_full = (lm.prompt.with_prompt_lines(t, reference=300.0) for t in (text, old))
     assert lm.prompt.encode_segments([full]) == lm.prompt.encode_segments([old_full])
     assert lm.prompt.reference(full) == lm.prompt.reference(old_full) == pytest.approx(
