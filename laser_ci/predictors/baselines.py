@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from laser_ci.predictors.base import Runtime
-from laser_ci.text.history import parse_history
+from laser_ci.text.history import anchor_field, parse_history
 
 MAX_LOG_S = math.log(7 * 24 * 3600.0)  # a week: nothing sensible runs longer
 
@@ -505,7 +505,7 @@ class HistoryMedianPredictor:
             if h is None:
                 continue
             warm[i] = True
-            m = h.get(cls.FIELD, h["median"])
+            m = h[anchor_field(h, cls.FIELD)]
             mu[i] = math.log(max(m, 1.0))
             lo[i] = math.log(max(min(h.get("p10", m), m), 1.0))
             hi[i] = math.log(max(h.get("p90", m), m, 1.0))

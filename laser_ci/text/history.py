@@ -106,6 +106,12 @@ HISTORY_FIELDS = ("n", "median", "p10", "p90", "latest", "recent")
 _HISTORY_FIELD = re.compile(r"\b(" + "|".join(HISTORY_FIELDS) + r")=([0-9.eE+-]+)")
 
 
+def anchor_field(fields: Mapping[str, float], key: str) -> str:
+    """``key`` when a parsed history line has it, else ``median`` (a line from before the
+    field existed): the figure a reader anchored on ``key`` uses."""
+    return key if key in fields else "median"
+
+
 def parse_history(text: str) -> dict[str, float] | None:
     """The numbers of a text's ``history:`` line (``n``, ``median``, ``p10``, ``p90``,
     ``latest``, ``recent``: the fields it has), or None for ``history: none``, no such
@@ -139,9 +145,9 @@ def split_history_block(text: str, last: str = "median") -> tuple[str, list[str]
     """``text`` without its history block, and the block's lines in the order the language
     model reads them at the end of its prompt (:class:`laser_ci.text.tokenize.PromptCodec`): the
     ``history-config`` line and its diff first, then the ``history:`` line with its ``last``
-    field (the median, or the ``recent`` median) moved last, so its digits sit a fixed number
-    of tokens before the digits the model writes. A text without a block comes back
-    unchanged with ``[]``."""
+    field (the median, or the ``recent`` median; the median for a line without that field)
+    moved last, so its digits sit a fixed number of tokens before the digits the model
+    writes. A text without a block comes back unchanged with ``[]``."""
     lines = text.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith("history: ")), None)
     if at is None:
@@ -156,6 +162,8 @@ def split_history_block(text: str, last: str = "median") -> tuple[str, list[str]
             config.append(lines[end])
             end += 1
     fields = lines[at].split(" ")
+    if not any(f.startswith(last + "=") for f in fields):
+        last = "median"
     moved = [f for f in fields if f.startswith(last + "=")]
     numbers = " ".join([f for f in fields if not f.startswith(last + "=")] + moved)
     return "\n".join(lines[:at] + lines[end:]), [*config, numbers]
@@ -171,13 +179,17 @@ def relative_history_line(line: str, fmt: Callable[[float], str], center: float 
                           anchor: str = "median") -> str:
     """A ``history:`` numbers line with its runtimes other than ``anchor`` (``p10``,
     ``p90``, ``latest``, and ``median`` or ``recent``) written as ``center * value /
-    anchor`` (with ``fmt``); ``n`` and the anchor itself unchanged. The layout of a model
+    anchor`` (with ``fmt``); ``n`` and the anchor itself unchanged (the median is the anchor
+    of a line without the ``anchor`` field, :func:`anchor_field`). The layout of a model
     that writes its warm output relative to the anchor
     (:class:`laser_ci.text.tokenize.PromptCodec`, ``warm_target="ratio"``). A line without a
     readable positive anchor comes back unchanged."""
     fields = parse_history(line)
-    base = None if fields is None else fields.get(anchor)
-    if fields is None or base is None or base <= 0:
+    if fields is None:
+        return line
+    anchor = anchor_field(fields, anchor)
+    base = fields[anchor]
+    if base <= 0:
         return line
     out = []
     for f in line.split(" "):

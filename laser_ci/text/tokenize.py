@@ -85,6 +85,7 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from laser_ci.text.history import (
+    anchor_field,
     parse_history,
     relative_history_line,
     split_history_block,
@@ -275,9 +276,7 @@ class PromptCodec:
         last; in the ``shared-prefix`` layout a job text's instance lines too (else
         ``[]``)."""
         text, extra = self._split_prompt_lines(text)
-        h = parse_history(text)
-        anchor = self.warm_anchor if h is not None and self.warm_anchor in h else "median"
-        body, block = split_history_block(text, last=anchor)
+        body, block = split_history_block(text, last=self.warm_anchor)
         instance: list[str] = []
         if self.layout == "shared-prefix" and body.startswith("task: job\n"):
             body, instance = _move_instance_lines(body)
@@ -285,7 +284,7 @@ class PromptCodec:
             block = [*block[:-1], without_history_field(block[-1], "recent")]
         if block and self.warm_target == "ratio":
             block = [*block[:-1], relative_history_line(block[-1], self.codec.to_string,
-                                                        RATIO_CENTER, anchor)]
+                                                        RATIO_CENTER, self.warm_anchor)]
         if not block and not extra:
             return body, instance, [], None
         outcome = [line for line in extra if line.startswith(OUTCOME_LINE)]
@@ -380,7 +379,7 @@ class PromptCodec:
         return None
 
     def _anchor(self, h: dict[str, float]) -> float | None:
-        value = h.get(self.warm_anchor, h["median"])
+        value = h[anchor_field(h, self.warm_anchor)]
         return value / RATIO_CENTER if value > 0 else None
 
     def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:

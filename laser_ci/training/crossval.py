@@ -184,6 +184,12 @@ class LMRecipe:
             upd["quantization"] = self.quantization
         if self.pairs:
             upd["pairs"] = self.pairs
+        from laser_ci.predictors.lm import CONFIG_NAME, read_config
+
+        # a model-folder base's fine-tune keeps its own prompt budget and warm outputs
+        # (train.load_base): a recipe asking for others is refused, not silently overridden
+        own = (read_config(self.base, verify=False).get("prompt", {})
+               if (self.base / CONFIG_NAME).is_file() else None)
         if self.max_prompt_tokens is not None:
             seq_len = self.pretrained.get("seq_len")  # older bases did not say
             if isinstance(seq_len, int) and seq_len < self.max_prompt_tokens:
@@ -191,25 +197,17 @@ class LMRecipe:
                               f"positions past {seq_len} are untrained; a "
                               f"{self.max_prompt_tokens}-token prompt needs a base pretrained "
                               f"with --pretrain-seq-len {self.max_prompt_tokens} or more")
-            from laser_ci.predictors.lm import CONFIG_NAME, read_config
-
-            if (self.base / CONFIG_NAME).is_file():  # its budget wins (train.load_base)
-                own = read_config(self.base, verify=False).get("prompt", {})
-                if own.get("max_prompt_tokens") != self.max_prompt_tokens:
-                    raise CVError(f"{self.base}: a model folder with a "
-                                  f"{own.get('max_prompt_tokens')}-token prompt, which its "
-                                  f"fine-tune keeps; it cannot make a "
-                                  f"{self.max_prompt_tokens}-token recipe")
+            if own is not None and own.get("max_prompt_tokens") != self.max_prompt_tokens:
+                raise CVError(f"{self.base}: a model folder with a "
+                              f"{own.get('max_prompt_tokens')}-token prompt, which its "
+                              f"fine-tune keeps; it cannot make a "
+                              f"{self.max_prompt_tokens}-token recipe")
             upd["max_prompt_tokens"] = self.max_prompt_tokens
-        from laser_ci.predictors.lm import CONFIG_NAME, read_config
-
-        if (self.base / CONFIG_NAME).is_file():  # a model folder's fine-tune keeps its outputs
-            own_anchor = read_config(self.base, verify=False).get("prompt", {}).get(
-                "warm_anchor", "median")
-            if own_anchor != self.warm_anchor:
-                raise CVError(f"{self.base}: a model folder whose warm outputs are over the "
-                              f"history's {own_anchor}; it cannot make a recipe over its "
-                              f"{self.warm_anchor} (--lm-warm-anchor {own_anchor})")
+        own_anchor = self.warm_anchor if own is None else own.get("warm_anchor", "median")
+        if own_anchor != self.warm_anchor:
+            raise CVError(f"{self.base}: a model folder whose warm outputs are over the "
+                          f"history's {own_anchor}; it cannot make a recipe over its "
+                          f"{self.warm_anchor} (--lm-warm-anchor {own_anchor})")
         if self.reuse and self.keep is None:
             raise CVError("reusing fold models needs the folder they were kept in (--lm-keep)")
         if self.shrink and not self.calibrate_bands:
