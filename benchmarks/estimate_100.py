@@ -15,6 +15,8 @@ cores to match a GitHub runner: ``taskset -c 0,1 python benchmarks/estimate_100.
 
 How many other-runner runtimes the advice asks for depends on the predictions (short jobs
 are asked on ``ubuntu-slim``, long ones on larger runners), so two models can differ there;
+a predictor that does not claim to know runner sizes (none of the shipped ones:
+:func:`laser_ci.predictors.base.predicts_runner_sizes`) is asked for none;
 ``--runners`` also times, in this process after the estimate, one call that predicts every
 job on each of those labels, whatever the advice asked (the worst case the sizing can add).
 """

@@ -34,7 +34,7 @@ from typing import Any
 
 import click
 
-from laser_ci.predictors.base import Predictor, Runtime
+from laser_ci.predictors.base import Predictor, Runtime, predicts_runner_sizes
 from laser_ci.sizing.advice import Needs, PredictOn, advise
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
@@ -58,6 +58,13 @@ def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
+
+
+SIZES_NOT_PREDICTED = (
+    "Runtimes on other runner sizes are not predicted: the runs the predictor learned from "
+    "are almost all on standard runners, so it cannot tell how a job scales with cores. "
+    "The sizing advice gives the speed-up at which another size costs no more."
+)
 
 
 @dataclass(frozen=True)
@@ -246,11 +253,14 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     texts = [t for t, _, _ in prepared]
     warm = [(n, source) for _, n, source in prepared]
     runtimes = predictor.predict(texts) if texts else []
-    others = _OtherRunners(predictor, profile, history, siblings)
-    pairs = [(job, wf) for wf in workflows for job in wf.jobs]
-    for k, ((job, wf), rt) in enumerate(zip(pairs, runtimes, strict=True)):  # dry pass
-        _size_job(job, rt, others.predict_on(k, job, wf, rt), opts)
-    others.gather()
+    # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
+    others = (_OtherRunners(predictor, profile, history, siblings)
+              if predicts_runner_sizes(predictor) else None)
+    if others is not None:
+        pairs = [(job, wf) for wf in workflows for job in wf.jobs]
+        for k, ((job, wf), rt) in enumerate(zip(pairs, runtimes, strict=True)):  # dry pass
+            _size_job(job, rt, others.predict_on(k, job, wf, rt), opts)
+        others.gather()
     callers = _callers(workflows)
     out: list[dict[str, Any]] = []
     all_totals = []
@@ -261,7 +271,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         jobs, costs = [], []
         for job, runtime, (n, source) in zip(wf.jobs, mine, warm[i - len(wf.jobs): i],
                                              strict=True):
-            fields, cost = _size_job(job, runtime, others.predict_on(k, job, wf, None), opts)
+            fields, cost = _size_job(job, runtime, None if others is None
+                                     else others.predict_on(k, job, wf, None), opts)
             k += 1
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
                          **fields})
@@ -298,7 +309,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             "billable_s": round(sum(w["billable_s"] for w in out if not w["called_only"]), 1),
             **combine(all_totals).to_json(),
         },
-        "assumptions": cost_assumptions(opts.visibility, opts.self_hosted_rate),
+        "assumptions": cost_assumptions(opts.visibility, opts.self_hosted_rate)
+        + ([] if others is not None else [SIZES_NOT_PREDICTED]),
         "errors": [e.to_json() for e in errors],
     }
 

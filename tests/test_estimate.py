@@ -34,6 +34,7 @@ class _Recording:
     """Runtime by job name, faster on bigger runners; records every call."""
 
     name = "recording"
+    runner_sizes = True  # its runtimes on other runner sizes are predictions
 
     def __init__(self) -> None:
         self.calls: list[int] = []
@@ -72,3 +73,39 @@ def test_other_runner_predictions_come_in_one_batch_with_the_same_result(
                  for row in (a.get("suggested") or {}).get("alternatives", [])
                  if "predicted_p50_s" in row]
     assert predicted, batched["workflows"][0]["jobs"]
+
+
+class _SizeBlind(_Recording):
+    """The same runtimes, from a predictor that does not claim to know runner sizes (as
+    none of the shipped ones does)."""
+
+    runner_sizes = False
+
+
+def test_a_predictor_blind_to_sizes_is_not_asked_about_other_runners() -> None:
+    workflows, errors = read_workflows({"w.yml": WORKFLOW}, ["w.yml"])
+    predictor = _SizeBlind()
+    result = estimate_workflows(workflows, errors, predictor)
+    assert predictor.calls == [len(SECONDS)]  # the jobs only
+    jobs = {job["name"]: job for job in result["workflows"][0]["jobs"]}
+    [advice] = [a for a in jobs["build"]["advice"] if a["kind"] == "runner"]
+    rows = advice["suggested"]["alternatives"]
+    assert rows and not any("predicted_p50_s" in row for row in rows)
+    assert "not predicted" in advice["message"] and "runs-on" not in advice["suggested"]
+    assert {row["label"] for row in rows} >= {"ubuntu-latest-4-cores"}
+    assert estimate.SIZES_NOT_PREDICTED in result["assumptions"]
+    # the same predictor claiming sizes is asked, and its figures are quoted
+    sized = estimate_workflows(workflows, errors, _Recording())
+    assert estimate.SIZES_NOT_PREDICTED not in sized["assumptions"]
+    [advice] = [a for a in {j["name"]: j for j in sized["workflows"][0]["jobs"]}["build"]["advice"]
+                if a["kind"] == "runner"]
+    assert any("predicted_p50_s" in row for row in advice["suggested"]["alternatives"])
+
+
+def test_no_shipped_predictor_claims_runner_sizes() -> None:
+    from laser_ci.predictors import baselines
+    from laser_ci.predictors.base import predicts_runner_sizes
+    from laser_ci.predictors.lm import LaserModel
+
+    for cls in [*baselines.BASELINES.values(), LaserModel]:
+        assert not predicts_runner_sizes(cls), cls

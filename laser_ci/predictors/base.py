@@ -29,3 +29,16 @@ class Predictor(Protocol):
     name: str
 
     def predict(self, texts: Sequence[str]) -> list[Runtime]: ...
+
+
+def predicts_runner_sizes(predictor: object) -> bool:
+    """Whether ``predictor``'s runtime for a job re-serialized with another runner size is a
+    prediction of how the job scales, so that the sizing advice may quote it.
+
+    A predictor says so with a true ``runner_sizes`` attribute. None of the shipped ones
+    does: of the labeled runs they learn from, 18 of 4,227 ran on a larger runner (28 of
+    21,180 job instances; ``python benchmarks/runner_sizes.py``), so none has seen how a job
+    scales with cores. With history their runtime on another size is the history's
+    (``history-recent`` states the same time on every runner), and cold it comes from a
+    label they never saw. The advice then states the break-even speed-up instead."""
+    return bool(getattr(predictor, "runner_sizes", False))
