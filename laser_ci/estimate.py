@@ -35,7 +35,7 @@ from typing import Any
 import click
 
 from laser_ci.predictors.base import Predictor, Runtime, predicts_runner_sizes
-from laser_ci.sizing.advice import Needs, PredictOn, advise
+from laser_ci.sizing.advice import SIZES_NOT_PREDICTED, Needs, PredictOn, advise
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
@@ -58,13 +58,6 @@ def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
-
-
-SIZES_NOT_PREDICTED = (
-    "Runtimes on other runner sizes are not predicted: the runs the predictor learned from "
-    "are almost all on standard runners, so it cannot tell how a job scales with cores. "
-    "The sizing advice gives the speed-up at which another size costs no more."
-)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,11 @@ LONG_JOB_S = 600.0  # jobs at least this long (p50) get break-even advice for bi
 SHORT_JOB_S = 30.0  # jobs whose p90 is below this are "far below" the 1-minute billing unit
 TIMEOUT_HEADROOM = 1.5  # suggested timeout = p90 x this, rounded up to 5 minutes
 PredictOn = Callable[[str], "Runtime | None"]
+SIZES_NOT_PREDICTED = (  # the estimate's assumption when no ``predict_on`` is given
+    "Runtimes on other runner sizes are not predicted: the runs the predictor learned from "
+    "are almost all on standard runners, so it cannot tell how a job scales with cores. "
+    "The sizing advice gives the speed-up at which another size costs no more."
+)
 
 
 @dataclass(frozen=True)
