@@ -1,0 +1,86 @@
+"""benchmarks/changed_row.py on the gha-mini fixture: its rebuilt earlier runs are the
+history line's, and its references are the medians its docstring names."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import gha_mini
+import numpy as np
+import pytest
+
+from laser_ci.training.examples import load_examples, load_runs, workflow_blobs
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "changed_row.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("changed_row", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize(("runs", "k", "expected"), [
+    # the latest earlier run failed: the median of the last k failures
+    ([(10.0, "failure", None), (100.0, "success", None), (30.0, "failure", None)], 1, 30.0),
+    ([(10.0, "failure", None), (100.0, "success", None), (30.0, "failure", None)], 3, 20.0),
+    # the latest succeeded: the successes only
+    ([(10.0, "failure", None), (100.0, "success", None), (200.0, "success", None)], 20, 150.0),
+    # one earlier run: itself
+    ([(7.0, "cancelled", None)], 5, 7.0),
+])
+def test_persistence_median(runs, k, expected) -> None:
+    assert _module().persistence_median(runs, k) == pytest.approx(expected)
+
+
+def test_earlier_runs_match_the_history_line() -> None:
+    mod = _module()
+    examples = load_examples(gha_mini.MINI, kinds=("workflow", "job"))
+    blobs = workflow_blobs(load_runs(Path(gha_mini.MINI)))
+    before = mod.earlier_runs(examples, blobs)
+    warm = [(e, b) for e, b in zip(examples, before, strict=True) if e.history is not None]
+    assert warm, "the fixture has runs with earlier runs"
+    for e, b in zip(examples, before, strict=True):
+        if e.history is None:
+            assert b == [] or e.runtime_s <= 0
+            continue
+        assert tuple(r for r, _, _ in b) == e.history.runtimes
+        # changed means the latest earlier run's blob differs from this run's
+        assert bool(e.changed) == (b[-1][2] != blobs.get(e.run_id))
+
+
+def test_pick_per_fold_uses_the_other_folds_only() -> None:
+    mod = _module()
+    true = np.array([10.0, 10.0, 100.0, 100.0])
+    folds = np.array([0, 0, 1, 1])
+    # candidate "a" is right on fold 0, "b" on fold 1: each fold gets the other's winner
+    cands = {"a": np.array([10.0, 10.0, 10.0, 10.0]), "b": np.array([100.0] * 4)}
+    picked, picks = mod.pick_per_fold(cands, true, folds, np.ones(4, dtype=bool), 2)
+    assert picks == ["b", "a"]
+    assert list(picked) == [100.0, 100.0, 10.0, 10.0]
+
+
+def test_runs_on_the_fixture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _module()
+    examples = load_examples(gha_mini.MINI, kinds=("workflow",))
+    preds = tmp_path / "p.jsonl"
+    with preds.open("w") as fh:
+        for e in examples:
+            key = f"{e.repo}|{e.workflow_path}|{e.kind}|{e.job_name or ''}|{e.run_id}"
+            fh.write(json.dumps({"key": key, "predictor": "tabular",
+                                 "prior": [1.0, 60.0, 600.0]}) + "\n")
+    assert mod.main(["--data", str(gha_mini.MINI), "--folds", "3",
+                     "--predictions", str(preds)]) == 0
+    out = capsys.readouterr().out
+    assert "(0 whose rebuilt earlier runs disagree with the history line)" in out
+    assert "4. history median^(1-w)" in out and "w picked per fold" in out
+
+
+def test_no_history_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "runs.jsonl").write_text("")
+    assert _module().main(["--data", str(tmp_path)]) == 1
+    assert "no workflow examples with earlier runs" in capsys.readouterr().err
