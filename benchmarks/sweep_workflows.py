@@ -4,8 +4,11 @@ Each run's files (workflows and local actions at its commit) are written to a te
 checkout and the real CLI is invoked in-process on the run's workflow file, exactly as a
 user would. Prints how many files were read, how many were reported as errors (with the
 most common reasons), how many crashed (a traceback: must be 0), and the time taken.
+``--corpus``: the unlabeled workflow versions of ``corpus.jsonl`` instead (some 32,000
+real files), each alone in its checkout, so a local action or reusable workflow it names
+is missing, as in a sparse checkout.
 
-    python benchmarks/sweep_workflows.py ../shared/data/gha-runs [--limit N]
+    python benchmarks/sweep_workflows.py ../shared/data/gha-runs [--corpus] [--limit N]
 """
 
 from __future__ import annotations
@@ -22,42 +25,64 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from laser_ci.cli import main
-from laser_ci.training.examples import load_blobs, load_runs
+from laser_ci.training.examples import load_blobs, load_corpus, load_runs
+
+Todo = tuple[str, str, dict[str, str]]  # label, workflow path, {path: blob id}
+
+
+def labeled_files(data_dir: str) -> list[Todo]:
+    """One entry per distinct repository and workflow file version a labeled run ran, with
+    every file of its commit."""
+    seen: set[tuple[str, str]] = set()
+    todo = []
+    for run in load_runs(data_dir):
+        key = (run["repo"], run["files"].get(run["workflow_path"], run["sha"]))
+        if key not in seen:
+            seen.add(key)
+            todo.append((run["repo"], run["workflow_path"], run["files"]))
+    return todo
+
+
+def corpus_files(data_dir: str) -> list[Todo]:
+    """One entry per distinct repository, path and blob of the unlabeled corpus."""
+    seen: set[tuple[str, str, str]] = set()
+    todo = []
+    for row in load_corpus(data_dir):
+        key = (row["repo"], row["path"], row["blob"])
+        if key not in seen:
+            seen.add(key)
+            todo.append((row["repo"], row["path"], {row["path"]: row["blob"]}))
+    return todo
 
 
 def main_(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir")
+    ap.add_argument("--corpus", action="store_true",
+                    help="the unlabeled corpus's workflow versions, not the labeled runs'")
     ap.add_argument("--limit", type=int, default=0, help="only the first N distinct files")
     args = ap.parse_args(argv)
 
-    runs = load_runs(args.data_dir)
-    blobs = load_blobs(args.data_dir)
-    seen: set[tuple[str, str]] = set()
-    todo = []
-    for run in runs:
-        key = (run["repo"], run["files"].get(run["workflow_path"], run["sha"]))
-        if key not in seen:
-            seen.add(key)
-            todo.append(run)
+    todo = corpus_files(args.data_dir) if args.corpus else labeled_files(args.data_dir)
     if args.limit:
         todo = todo[: args.limit]
+    blobs = load_blobs(args.data_dir, {b for _, _, files in todo for b in files.values()})
 
     codes: collections.Counter[int] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
     crashes: list[str] = []
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for i, run in enumerate(todo):
+        for i, (label, workflow_path, files) in enumerate(todo):
             root = Path(tmp) / str(i)
-            for path, blob_id in run["files"].items():
+            for path, blob_id in files.items():
                 text = blobs.get(blob_id)
                 if text is None:
                     continue
                 target = root / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
-            wf = root / run["workflow_path"]
+            wf = root / workflow_path
             out, err = io.StringIO(), io.StringIO()
             try:
                 with redirect_stdout(out), redirect_stderr(err):
@@ -67,11 +92,11 @@ def main_(argv: list[str] | None = None) -> int:
             except SystemExit as exc:
                 code = int(exc.code or 0)
             except Exception:  # noqa: BLE001 - counting crashes is the point
-                crashes.append(f"{run['repo']} {run['workflow_path']}\n{traceback.format_exc()}")
+                crashes.append(f"{label} {workflow_path}\n{traceback.format_exc()}")
                 continue
             codes[code] += 1
             if "Traceback" in err.getvalue():
-                crashes.append(f"{run['repo']} {run['workflow_path']}\n{err.getvalue()}")
+                crashes.append(f"{label} {workflow_path}\n{err.getvalue()}")
             if code:
                 for e in json.loads(out.getvalue())["errors"]:
                     reasons[e["message"].split(":")[0][:60]] += 1

@@ -1,0 +1,69 @@
+"""benchmarks/sweep_workflows.py on gha-mini: the labeled runs' files and the corpus's,
+hostile versions among them, go through the real CLI with no traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import gha_mini
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "sweep_workflows.py"
+
+HOSTILE = {
+    "bad-yaml": "jobs: [unclosed\n",
+    "not-a-mapping": "- just\n- a list\n",
+    "missing-action": ("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                       "      - uses: ./.github/actions/absent\n"),
+    "missing-called": "on: push\njobs:\n  a:\n    uses: ./.github/workflows/absent.yml\n",
+}
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("sweep_workflows", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    shutil.copytree(gha_mini.MINI, d)
+    with (d / "blobs.jsonl").open("a", encoding="utf-8") as blobs, \
+            (d / "corpus.jsonl").open("a", encoding="utf-8") as corpus:
+        for name, text in HOSTILE.items():
+            blobs.write(json.dumps({"id": f"hostile-{name}", "text": text}) + "\n")
+            corpus.write(json.dumps({"repo": "hostile/repo", "blob": f"hostile-{name}",
+                                     "path": f".github/workflows/{name}.yml"}) + "\n")
+    return d
+
+
+def test_corpus_sweep_counts_errors_without_crashing(data: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _module()
+    todo = mod.corpus_files(str(data))
+    assert {label for label, _, _ in todo} >= {"hostile/repo"}
+    assert all(len(files) == 1 for _, _, files in todo)  # each file alone in its checkout
+    assert mod.main_([str(data), "--corpus"]) == 0
+    out = capsys.readouterr().out
+    assert "crashes (tracebacks): 0" in out
+    assert f"workflow files: {len(todo)} " in out
+    reported = int(out.split("reported errors (exit 1): ")[1].split("\n")[0])
+    assert reported >= 2  # the invalid YAML and the list at least
+    assert "invalid YAML" in out
+
+
+def test_labeled_sweep_dedupes_file_versions(data: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _module()
+    todo = mod.labeled_files(str(data))
+    runs = [json.loads(line) for line in (data / "runs.jsonl").read_text().splitlines()]
+    versions = {(r["repo"], r["files"].get(r["workflow_path"], r["sha"])) for r in runs}
+    assert len(todo) == len(versions) < len(runs)
+    assert mod.main_([str(data), "--limit", "3"]) == 0
+    assert "workflow files: 3 " in capsys.readouterr().out
