@@ -39,7 +39,7 @@ from laser_ci.sizing.advice import SIZES_NOT_PREDICTED, Needs, PredictOn, advise
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
-from laser_ci.text.history import MAX_RUNS, HistoryIndex, PastRuns, RunJob
+from laser_ci.text.history import MAX_RUNS, Failures, HistoryIndex, PastRuns, RunJob
 from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
 from laser_ci.workflows.graph import critical_path
@@ -92,7 +92,8 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "remote_workflow": job.remote_workflow,
         "called_workflow": job.called_workflow,
         "runtime_s": runtime.to_json(),
-    }  # + "history_runs": earlier runs the prediction saw (None: cold start)
+    }  # + "history_runs": earlier runs the prediction saw (None: cold start), "history_source"
+    # and "history_failures": how its own earlier runs ended (Failures.to_json; None: unknown)
 
 
 class _OtherRunners:
@@ -157,20 +158,23 @@ def _job_text(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
               siblings: dict[str, list[tuple[str, float]]] | None = None,
               ) -> tuple[str, int | None]:
     """The serialized job, with its history block when past runs are known; and their count."""
-    text, n, _source = _job_text_from(job, wf, profile, history, siblings)
+    text, n, _source, _failures = _job_text_from(job, wf, profile, history, siblings)
     return text, n
 
 
 def _job_text_from(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
                    history: HistoryIndex | None,
                    siblings: dict[str, list[tuple[str, float]]] | None,
-                   ) -> tuple[str, int | None, str | None]:
+                   ) -> tuple[str, int | None, str | None, Failures | None]:
+    """The serialized job (with its history block when past runs are known), their count,
+    where they came from (``own`` or ``siblings``) and how its own earlier runs ended."""
     cold = serialize_job(job, wf, profile)
     past, source = _past_of(job, wf, history, siblings)
     hist = past.history_for(cold) if past is not None else None
-    if hist is None:
-        return cold, None, None
-    return serialize_job(job, wf, profile, history=hist), hist.n, source
+    if past is None or hist is None:
+        return cold, None, None, None
+    failures = past.failures() if source == "own" else None
+    return serialize_job(job, wf, profile, history=hist), hist.n, source, failures
 
 
 def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None,
@@ -243,8 +247,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     siblings = {wf.path: _siblings(wf, history) for wf in workflows}
     prepared = [_job_text_from(job, wf, profile, history, siblings[wf.path])
                 for wf in workflows for job in wf.jobs]
-    texts = [t for t, _, _ in prepared]
-    warm = [(n, source) for _, n, source in prepared]
+    texts = [t for t, _, _, _ in prepared]
+    warm = [(n, source, failures) for _, n, source, failures in prepared]
     runtimes = predictor.predict(texts) if texts else []
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
     others = (_OtherRunners(predictor, profile, history, siblings)
@@ -262,12 +266,13 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs = [], []
-        for job, runtime, (n, source) in zip(wf.jobs, mine, warm[i - len(wf.jobs): i],
-                                             strict=True):
+        for job, runtime, (n, source, failures) in zip(wf.jobs, mine,
+                                                       warm[i - len(wf.jobs): i], strict=True):
             fields, cost = _size_job(job, runtime, None if others is None
                                      else others.predict_on(k, job, wf, None), opts)
             k += 1
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
+                         "history_failures": None if failures is None else failures.to_json(),
                          **fields})
             if job.events != ():  # a job whose `if:` is false on every trigger never runs
                 costs.append(cost)

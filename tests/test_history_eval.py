@@ -476,6 +476,15 @@ def test_estimate_with_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     jobs = {j["name"]: j for j in out["workflows"][0]["jobs"]}
     assert jobs["Unit tests"]["history_runs"] == 6 and jobs["End to end"]["history_runs"] == 6
     assert jobs["lint"]["history_runs"] is None  # never ran: cold start
+    # how the earlier runs ended: run 11's end to end failed after 15 minutes
+    assert jobs["End to end"]["history_failures"] == {"runs": 6, "failed": 1,
+                                                      "failed_median_s": 900.0}
+    assert jobs["Unit tests"]["history_failures"] == {"runs": 6, "failed": 0,
+                                                     "failed_median_s": None}
+    assert jobs["lint"]["history_failures"] is None
+    table = CliRunner().invoke(main, ["estimate", str(repo / ".github" / "workflows"),
+                                      "--history", str(folder)]).stdout
+    assert "1 of its last 6 runs with a known end failed, after 15m 00s (median)" in table
     unit_text = next(t for t in recorder.seen if "job: Unit tests" in t)
     assert "history: n=6 median=1.25e+02" in unit_text
     assert "history-config: changed +1 -1" in unit_text  # -count=2 is new since run 16

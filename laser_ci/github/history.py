@@ -20,10 +20,14 @@ runtime is the sum of its jobs' (billable time), as in training.
 
 **Cache.** One JSON file per repository and workflow under ``cache_dir`` (default
 ``$RUNNER_TEMP/laser-ci-history``, else ``~/.cache/laser-ci/history``; the Action keeps it
-between runs with ``actions/cache``) maps run id -> attempt and job durations, and keeps the
-serialized jobs of the newest run's commit. A later call lists the runs (one request per
-workflow) and fetches the jobs of new runs only. It holds at most :data:`CACHE_MAX_RUNS` runs
-per workflow; an unreadable or foreign file is ignored and rewritten.
+between runs with ``actions/cache``) maps run id -> attempt, job durations and the timed
+jobs' conclusions, and keeps the serialized jobs of the newest run's commit. Conclusions
+(the run's from the run list, each job's from its jobs) give ``PastRuns.conclusions``: the
+report says how many earlier runs failed and after how long, never the model's input. A
+cache entry written before conclusions were kept leaves its jobs' ends unknown. A later
+call lists the runs (one request per workflow) and fetches the jobs of new runs only. It
+holds at most :data:`CACHE_MAX_RUNS` runs per workflow; an unreadable or foreign file is
+ignored and rewritten.
 
 **Never a failure.** A 403 (a token without ``actions: read``), a 404 (the workflow is not on
 the branch), an empty history or any other API error leave those workflows without history
@@ -70,13 +74,16 @@ class _Run:
     attempt: int
     created_at: str
     head_sha: str
+    conclusion: str | None = None  # the run's, from the run list (never cached)
     jobs: dict[str, float] = field(default_factory=dict)
     listed: list[RunJob] = field(default_factory=list)  # every job the run listed, in order
+    job_conclusions: dict[str, str] = field(default_factory=dict)  # of the timed jobs
 
     def to_json(self) -> dict[str, Any]:
         return {"attempt": self.attempt, "created_at": self.created_at,
                 "head_sha": self.head_sha, "jobs": self.jobs,
-                "listed": [[j.name, list(j.labels), j.seconds] for j in self.listed]}
+                "listed": [[j.name, list(j.labels), j.seconds] for j in self.listed],
+                "conclusions": self.job_conclusions}
 
 
 def _listed(raw: Any) -> list[RunJob]:
@@ -169,17 +176,21 @@ def _runs(repo: Any, path: str, branch: str, max_runs: int,
     stop: _Stop | None = None
     for raw in raw_runs:
         run = _Run(int(raw["id"]), int(raw.get("run_attempt") or 1),
-                   str(raw.get("created_at") or ""), str(raw.get("head_sha") or ""))
+                   str(raw.get("created_at") or ""), str(raw.get("head_sha") or ""),
+                   str(raw["conclusion"]) if raw.get("conclusion") else None)
         seen = cached.get(str(run.id))
         if isinstance(seen, dict) and seen.get("attempt") == run.attempt \
                 and isinstance(seen.get("jobs"), dict):
             run.jobs = {str(k): float(v) for k, v in seen["jobs"].items()}
             run.listed = _listed(seen.get("listed"))
+            ends = seen.get("conclusions")  # absent in a cache written before they were kept
+            run.job_conclusions = ({str(k): str(v) for k, v in ends.items() if v}
+                                   if isinstance(ends, dict) else {})
         elif stop is not None:
             continue
         else:
             try:
-                run.jobs, run.listed = _job_seconds(repo, run.id)
+                run.jobs, run.listed, run.job_conclusions = _job_seconds(repo, run.id)
             except GithubException as exc:
                 if exc.status not in (404, 410):  # 404/410: deleted since it was listed
                     stop = _Stop(_failure_note(exc))
@@ -191,15 +202,18 @@ def _runs(repo: Any, path: str, branch: str, max_runs: int,
     return out, stop
 
 
-def _job_seconds(repo: Any, run_id: int) -> tuple[dict[str, float], list[RunJob]]:
-    """Per job display name, its duration in seconds, for the latest attempt of a run; and
-    every job the run listed but skipped ones (a skipped job never got its matrix)."""
+def _job_seconds(repo: Any, run_id: int
+                 ) -> tuple[dict[str, float], list[RunJob], dict[str, str]]:
+    """Per job display name, its duration in seconds, for the latest attempt of a run;
+    every job the run listed but skipped ones (a skipped job never got its matrix); and per
+    timed job, its conclusion."""
     from laser_ci.github.collect import job_seconds
 
     url = f"{repo.url}/actions/runs/{run_id}/jobs"
     params = {"filter": "latest", "per_page": 100}
     out: dict[str, float] = {}
     listed: list[RunJob] = []
+    ends: dict[str, str] = {}
     for job in islice(_pages(repo, url, params, "jobs"), 100 * MAX_PAGES):
         name = job.get("name")
         if not name or job.get("conclusion") == "skipped":
@@ -209,9 +223,11 @@ def _job_seconds(repo: Any, run_id: int) -> tuple[dict[str, float], list[RunJob]
         labels = job.get("labels")
         listed.append(RunJob(str(name), tuple(str(x) for x in labels)
                              if isinstance(labels, list) else (), seconds if timed else None))
-        if timed:
-            out.setdefault(str(name), seconds)  # duplicate display names: the first
-    return out, listed
+        if timed and str(name) not in out:  # duplicate display names: the first
+            out[str(name)] = seconds
+            if job.get("conclusion"):
+                ends[str(name)] = str(job["conclusion"])
+    return out, listed, ends
 
 
 def _pages(repo: Any, url: str, params: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
@@ -312,11 +328,14 @@ def _add(index: HistoryIndex, path: str, runs: Sequence[_Run],
     job_texts, wf_text = texts if texts is not None else ({}, None)
     names = dict.fromkeys(name for run in oldest_first for name in run.jobs)
     for name in names:
-        times = tuple(run.jobs[name] for run in oldest_first if name in run.jobs)
-        index.jobs[(path, name)] = PastRuns(times, job_texts.get(name))
-    totals = tuple(sum(run.jobs.values()) for run in oldest_first if run.jobs)
-    if totals:
-        index.workflows[path] = PastRuns(totals, wf_text)
+        mine = [run for run in oldest_first if name in run.jobs]
+        index.jobs[(path, name)] = PastRuns(
+            tuple(run.jobs[name] for run in mine), job_texts.get(name),
+            conclusions=tuple(run.job_conclusions.get(name) for run in mine))
+    timed = [run for run in oldest_first if run.jobs]
+    if timed:
+        index.workflows[path] = PastRuns(tuple(sum(run.jobs.values()) for run in timed), wf_text,
+                                         conclusions=tuple(run.conclusion for run in timed))
     index.runs[path] = tuple(tuple(run.listed) if run.listed else
                              tuple(RunJob(n, (), t) for n, t in run.jobs.items())
                              for run in oldest_first)

@@ -23,7 +23,10 @@ row, and only then cut.
 
 Every job row says whether its prediction was **warm** (the job's ``history_runs`` earlier runs
 were part of the model's input: "warm (12 runs)") or **cold** (the workflow file alone); the
-headline counts the warm jobs. Notes about the history (``result["history"]["notes"]``, e.g. a
+headline counts the warm jobs. When some of those runs failed, the cell says how many and
+how long they ran before they failed ("warm (12 runs; 3 failed, after ~4m 10s)", the median
+of the failed runs, from ``history_failures``): the prediction covers every run, and a
+failing run usually ends at another time. Notes about the history (``result["history"]["notes"]``, e.g. a
 token without ``actions: read``) are shown under the headline.
 """
 
@@ -38,6 +41,7 @@ from laser_ci.report.jobs import (
     GROUP_MIN,
     Group,
     events_words,
+    failed_runs,
     grouped,
     hide_expressions,
     job_label,
@@ -657,7 +661,18 @@ def _history_cell(job: Mapping[str, Any]) -> str:
     n = _history_runs(job)
     if n is not None and job.get("history_source") == "siblings":
         return f"warm (its siblings' latest {_plural(n, 'run')})"  # new since its latest runs
-    return "cold" if n is None else f"warm ({_plural(n, 'run')})"
+    return "cold" if n is None else f"warm ({_plural(n, 'run')}{failed_words(job, n)})"
+
+
+def failed_words(job: Mapping[str, Any], runs: int) -> str:
+    """``; 3 failed, after ~4m 10s`` (``3 of 9 failed`` when only 9 of the ``runs`` earlier
+    runs have a known end) when some of the job's earlier runs failed, else empty."""
+    f = failed_runs(job)
+    if f is None:
+        return ""
+    failed, known, median = f
+    of = "" if known == runs else f" of {known}"
+    return f"; {failed}{of} failed, after ~{_dur(median)}"
 
 
 def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:

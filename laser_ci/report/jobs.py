@@ -90,6 +90,23 @@ def run_time_words(job: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def failed_runs(job: Mapping[str, Any]) -> tuple[int, int, float] | None:
+    """``(failed, known, median seconds)`` of the job's earlier runs when some of them
+    failed (``history_failures``: of ``known`` runs with a known end, ``failed`` failed, after
+    that median); None when none did or nothing is known."""
+    f = job.get("history_failures")
+    if not isinstance(f, Mapping):
+        return None
+    failed, known, median = f.get("failed"), f.get("runs"), f.get("failed_median_s")
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (failed, known)) \
+            or not 0 < failed <= known:
+        return None
+    if isinstance(median, bool) or not isinstance(median, int | float) \
+            or not math.isfinite(median) or median < 0:
+        return None
+    return failed, known, float(median)
+
+
 def never_runs(job: Mapping[str, Any]) -> bool:
     return job.get("runs_on_events") == []
 

@@ -17,6 +17,7 @@ from typing import Any
 from laser_ci.report.jobs import (
     Group,
     events_words,
+    failed_runs,
     grouped,
     job_label,
     run_time_words,
@@ -50,6 +51,11 @@ def _job_note(job: Mapping[str, Any]) -> str:
             notes.append(words)
     elif job.get("dynamic_matrix"):
         notes.append("dynamic matrix: expanded at run time, shown as one job")
+    failed = failed_runs(job)
+    if failed is not None:
+        n, known, median = failed
+        notes.append(f"{n} of its last {known} runs with a known end failed, after "
+                     f"{format_duration(median)} (median)")
     if job.get("history_source") == "siblings":
         notes.append("new since its latest runs: predicted from its configuration and the "
                      "latest runs of the other instances")

@@ -238,18 +238,56 @@ def config_diff(old_text: str, new_text: str) -> tuple[str, ...]:
     return tuple(merged)
 
 
+FAILED = ("failure", "timed_out")  # conclusions that count as a failed run
+
+
+@dataclass(frozen=True)
+class Failures:
+    """How a job's earlier runs ended, for the report (never the model's input): of the
+    ``known`` runs among the last :data:`MAX_RUNS` whose conclusion is known, the runtimes
+    of those that failed (:data:`FAILED`), oldest first."""
+
+    known: int
+    failed_s: tuple[float, ...]
+
+    @property
+    def median_s(self) -> float | None:
+        """The median time a failed run took before it ended; None when none failed."""
+        return float(np.median(np.asarray(self.failed_s))) if self.failed_s else None
+
+    def to_json(self) -> dict[str, Any]:
+        median = self.median_s
+        return {"runs": self.known, "failed": len(self.failed_s),
+                "failed_median_s": None if median is None else round(median, 1)}
+
+
 @dataclass(frozen=True)
 class PastRuns:
     """Earlier runtimes of one job (or workflow), oldest first, and the serialized text of
-    the configuration the latest of them ran (None when unknown)."""
+    the configuration the latest of them ran (None when unknown). ``conclusions``: how each
+    of those runs ended, in the same order (``None`` for a run whose conclusion is unknown;
+    empty when none is known)."""
 
     runtimes: tuple[float, ...]
     previous_text: str | None = None
     span_days: float | None = None  # from the first to the last of these runs
+    conclusions: tuple[str | None, ...] = ()
 
     def history_for(self, current_text: str) -> History | None:
         diff = None if self.previous_text is None else config_diff(self.previous_text, current_text)
         return History.of(self.runtimes, diff)
+
+    def failures(self) -> Failures | None:
+        """How the runs :meth:`history_for` keeps ended; None when no conclusion is known
+        (or ``conclusions`` does not match ``runtimes``)."""
+        if len(self.conclusions) != len(self.runtimes):
+            return None
+        kept = [(t, c) for t, c in zip(self.runtimes, self.conclusions, strict=True)
+                if t is not None and t > 0][-MAX_RUNS:]
+        known = [(t, c) for t, c in kept if c]
+        if not known:
+            return None
+        return Failures(len(known), tuple(float(t) for t, c in known if c in FAILED))
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ def load_history_index(
         once = list({e.run_id: e for e in runs}.values())  # one entry per run
         times = [t for e in once if (t := parse_time(e.commit_date)) is not None]
         span = (max(times) - min(times)) / 86400 if len(times) > 1 else None
-        return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span)
+        return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span,
+                        conclusions=tuple(e.conclusion or None for e in once))
 
     return HistoryIndex(
         jobs={k: past(v) for k, v in jobs.items()},
