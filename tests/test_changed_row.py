@@ -3,25 +3,19 @@ history line's, and its references are the medians its docstring names."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+import bench
 import gha_mini
 import numpy as np
 import pytest
 
 from laser_ci.training.examples import load_examples, load_runs, workflow_blobs
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "changed_row.py"
-
 
 def _module():
-    spec = importlib.util.spec_from_file_location("changed_row", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench.load("changed_row")
 
 
 @pytest.mark.parametrize(("runs", "k", "expected"), [

@@ -3,15 +3,13 @@ hostile versions among them, go through the real CLI with no traceback."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
+import bench
 import gha_mini
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "sweep_workflows.py"
 
 HOSTILE = {
     "bad-yaml": "jobs: [unclosed\n",
@@ -23,11 +21,7 @@ HOSTILE = {
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("sweep_workflows", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench.load("sweep_workflows")
 
 
 @pytest.fixture
