@@ -43,16 +43,11 @@ from laser_ci.text.history import MAX_RUNS, RECENT_RUNS  # noqa: E402
 from laser_ci.training.examples import load_examples, load_runs, workflow_blobs  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import history_key, parse_time  # noqa: E402
+from laser_ci.training.metrics import log_mae as _lmae  # noqa: E402
 from laser_ci.training.metrics import paired_log_mae_diff  # noqa: E402
 
 PERSIST_K = (1, 3, 5, 10, MAX_RUNS)
 BLEND_W = (0.0, 0.1, 0.2, 0.3, 0.5)
-
-
-def _lmae(pred: np.ndarray, true: np.ndarray) -> float:
-    if not len(true):
-        return float("nan")
-    return float(np.mean(np.abs(np.log(np.maximum(pred, 1.0)) - np.log(np.maximum(true, 1.0)))))
 
 
 def _diff(a: np.ndarray, b: np.ndarray, true: np.ndarray, groups: Sequence[str]) -> str:

@@ -8,8 +8,7 @@ import json
 
 import gha_mini
 import pytest
-from github import Auth, Github
-from test_github_history import CI, REPO, _job, gh  # noqa: F401 - gh is a fixture
+from test_github_history import CI, REPO, _job, _repo, gh  # noqa: F401 - gh is a fixture
 
 from laser_ci.estimate import estimate_workflows
 from laser_ci.github.history import fetch_history
@@ -49,12 +48,6 @@ def test_failures_window_is_the_history_window() -> None:
     assert f.known == MAX_RUNS and f.failed_s == runtimes[-5:]
     assert f.median_s == runtimes[-3] and f.to_json() == {
         "runs": MAX_RUNS, "failed": 5, "failed_median_s": runtimes[-3]}
-
-
-def _repo(fake):
-    g = Github(base_url=fake.url, auth=Auth.Token("x"), retry=None, lazy=True,
-               seconds_between_requests=None, seconds_between_writes=None)
-    return g.get_repo(REPO)
 
 
 def test_github_history_keeps_conclusions_and_caches_them(gh, tmp_path) -> None:  # noqa: F811
