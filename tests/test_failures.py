@@ -142,3 +142,47 @@ def test_history_cell_in_the_comment() -> None:
     assert _history_cell(job) == "warm (12 runs; 3 failed, after ~4m 10s)"
     assert _history_cell({**job, "history_failures": None}) == "warm (12 runs)"
     assert _history_cell({"history_runs": None}) == "cold"
+
+
+def test_run_time_matrix_instances_keep_conclusions(tmp_path) -> None:
+    """A shard of a matrix computed at run time is known only from the job lists
+    (``HistoryIndex.add_listed``): how its runs ended still reaches the estimate."""
+    from runtime_history import WORKFLOW, make_runs, write_folder
+    from test_runtime_matrix import ROOT, WORKFLOWS, MedianPredictor
+
+    from laser_ci.estimate import estimate_paths, load_history
+
+    shard = "Unit Test / pkg 3/12 on macos-latest/current"
+    runs = make_runs(days=21)
+    failed = []
+    for i, run in enumerate(runs):
+        for job in run["jobs"]:
+            if job["name"] == shard and i % 4 == 0 and i >= len(runs) - 20:
+                job["conclusion"] = "failure"
+                failed.append(job["run_time_s"])
+    index = load_history(write_folder(tmp_path / "collected", runs))
+    past = index.for_job(WORKFLOW, shard)
+    assert len(past.conclusions) == len(past.runtimes) == len(runs)
+    assert past.conclusions.count("failure") == len(failed) == 5
+    assert past.failures() == Failures(MAX_RUNS, tuple(failed))
+    # a shard that never failed: known, none failed
+    other = index.for_job(WORKFLOW, "Unit Test / pkg 4/12 on macos-latest/current")
+    assert other.failures() == Failures(MAX_RUNS, ())
+
+    result = estimate_paths([WORKFLOWS], repo_root=str(ROOT), predictor=MedianPredictor(),
+                            history=index)
+    jobs = {j["name"]: j for w in result["workflows"] for j in w["jobs"]}
+    assert jobs[shard]["history_failures"] == Failures(MAX_RUNS, tuple(failed)).to_json()
+    assert jobs["Unit Test / pkg 4/12 on macos-latest/current"]["history_failures"]["failed"] == 0
+
+
+def test_cached_job_lists_keep_conclusions() -> None:
+    from laser_ci.github.history import _listed, _Run
+    from laser_ci.text.history import RunJob
+
+    run = _Run(1, 1, "", "", listed=[RunJob("a", ("ubuntu-latest",), 5.0, "failure"),
+                                     RunJob("b", (), None, None)])
+    assert _listed(json.loads(json.dumps(run.to_json()))["listed"]) == run.listed
+    # written before conclusions were kept: three items, the end unknown
+    assert _listed([["a", [], 5.0]]) == [RunJob("a", (), 5.0, None)]
+    assert _listed([["a", [], 5.0, 7], ["b"], "x"]) == [RunJob("a", (), 5.0, None)]

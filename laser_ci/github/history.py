@@ -82,18 +82,21 @@ class _Run:
     def to_json(self) -> dict[str, Any]:
         return {"attempt": self.attempt, "created_at": self.created_at,
                 "head_sha": self.head_sha, "jobs": self.jobs,
-                "listed": [[j.name, list(j.labels), j.seconds] for j in self.listed],
+                "listed": [[j.name, list(j.labels), j.seconds, j.conclusion]
+                           for j in self.listed],
                 "conclusions": self.job_conclusions}
 
 
 def _listed(raw: Any) -> list[RunJob]:
-    """A cached job list; empty when unreadable."""
+    """A cached job list (``[name, labels, seconds, conclusion]``; a cache written before
+    conclusions were kept has no fourth item); empty when unreadable."""
     out: list[RunJob] = []
     for item in raw if isinstance(raw, list) else ():
-        if isinstance(item, list) and len(item) == 3 and isinstance(item[0], str):
+        if isinstance(item, list) and len(item) in (3, 4) and isinstance(item[0], str):
             labels = tuple(str(x) for x in item[1]) if isinstance(item[1], list) else ()
             seconds = float(item[2]) if isinstance(item[2], (int, float)) else None
-            out.append(RunJob(item[0], labels, seconds))
+            end = item[3] if len(item) == 4 and isinstance(item[3], str) and item[3] else None
+            out.append(RunJob(item[0], labels, seconds, end))
     return out
 
 
@@ -221,12 +224,14 @@ def _job_seconds(repo: Any, run_id: int
         seconds = job_seconds(job)
         timed = seconds > 0 and job.get("conclusion") not in _SKIP
         labels = job.get("labels")
+        end = str(job["conclusion"]) if job.get("conclusion") else None
         listed.append(RunJob(str(name), tuple(str(x) for x in labels)
-                             if isinstance(labels, list) else (), seconds if timed else None))
+                             if isinstance(labels, list) else (), seconds if timed else None,
+                             end))
         if timed and str(name) not in out:  # duplicate display names: the first
             out[str(name)] = seconds
-            if job.get("conclusion"):
-                ends[str(name)] = str(job["conclusion"])
+            if end:
+                ends[str(name)] = end
     return out, listed, ends
 
 

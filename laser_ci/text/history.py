@@ -293,11 +293,13 @@ class PastRuns:
 @dataclass(frozen=True)
 class RunJob:
     """One job of an earlier run as GitHub listed it: its display name, the runner labels it
-    asked for (when known) and its seconds (None: it did not run to the end)."""
+    asked for (when known), its seconds (None: it did not run to the end) and how it ended
+    (``success``, ``failure``, ...; None when unknown)."""
 
     name: str
     labels: tuple[str, ...] = ()
     seconds: float | None = None
+    conclusion: str | None = None
 
     @classmethod
     def from_collected(cls, job: Any) -> RunJob | None:
@@ -311,9 +313,11 @@ class RunJob:
             seconds: float | None = float(job.get("run_time_s"))  # type: ignore[arg-type]
         except (TypeError, ValueError):
             seconds = None
+        end = job.get("conclusion")
         return cls(str(job["name"]),
                    tuple(str(x) for x in labels) if isinstance(labels, list) else (),
-                   seconds if seconds is not None and seconds > 0 else None)
+                   seconds if seconds is not None and seconds > 0 else None,
+                   str(end) if end else None)
 
 
 @dataclass
@@ -343,15 +347,18 @@ class HistoryIndex:
     def add_listed(self, workflow_path: str, runs: Sequence[Sequence[RunJob]],
                    previous_texts: Mapping[str, str] | None = None) -> None:
         """Sets the job lists of a workflow's runs (oldest first) and adds the past runs of
-        every listed name the index lacks: its timed runs, oldest first, one per run; its
-        ``previous_text`` from ``previous_texts`` by name."""
+        every listed name the index lacks: its timed runs, oldest first, one per run, with
+        how each ended; its ``previous_text`` from ``previous_texts`` by name."""
         self.runs[workflow_path] = tuple(tuple(r) for r in runs)
-        times: dict[str, list[float]] = {}
+        timed: dict[str, list[RunJob]] = {}
         for run in runs:
             for job in {j.name: j for j in run}.values():
                 if job.seconds is not None:
-                    times.setdefault(job.name, []).append(job.seconds)
+                    timed.setdefault(job.name, []).append(job)
         texts = previous_texts or {}
-        for name, values in times.items():
+        for name, jobs in timed.items():
             if (workflow_path, name) not in self.jobs:
-                self.jobs[(workflow_path, name)] = PastRuns(tuple(values), texts.get(name))
+                ends = tuple(j.conclusion for j in jobs)
+                self.jobs[(workflow_path, name)] = PastRuns(
+                    tuple(j.seconds for j in jobs if j.seconds is not None), texts.get(name),
+                    conclusions=ends if any(ends) else ())
