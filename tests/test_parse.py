@@ -137,6 +137,29 @@ def test_anchors_and_aliases_repeat_the_content() -> None:
     assert second.steps[0].with_ == {"fetch-depth": 0}
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # YAML 1.2 section 3.2.2.2: anchors need not be unique; an alias refers to the most
+    # recent node with that anchor (PyYAML alone refuses "found duplicate anchor").
+    ("a: &x 1\nb: *x\nc: &x [2]\nd: *x\n", {"a": 1, "b": 1, "c": [2], "d": [2]}),
+    ("s:\n  - &co {uses: actions/checkout@v4}\n  - *co\nt:\n  - &co {uses: actions/checkout@v5}\n"
+     "  - *co\n", {"s": [{"uses": "actions/checkout@v4"}] * 2,
+                   "t": [{"uses": "actions/checkout@v5"}] * 2}),
+])
+def test_an_anchor_defined_again_replaces_the_earlier_one(text: str, expected: Any) -> None:
+    result = load_yaml(text)
+    assert (result.error, result.data) == (None, expected)
+
+
+@pytest.mark.parametrize(("text", "error", "line"), [
+    ("a: *x\nb: &x 1\n", "invalid YAML: found undefined alias 'x'", 1),
+    # The node that defines x again precedes the alias inside it: the alias is that node.
+    ("a: &x {k: v}\nb: &x [*x]\n", "YAML alias refers to itself (recursive structure)", 2),
+])
+def test_aliases_without_a_node_before_them_are_one_line(text: str, error: str, line: int) -> None:
+    result = load_yaml(text)
+    assert (result.data, result.error, result.error_line) == (None, error, line)
+
+
 def test_merge_keys_are_reported() -> None:
     # GitHub supports anchors and aliases but not merge keys (`<<:`); this is not stated in
     # the GitHub docs page, only by third parties (e.g. frenck.dev, "GitHub Actions finally

@@ -8,6 +8,8 @@ YAML 1.1, so this module installs 1.2-style resolvers. It also:
   keeps the first value) instead of silently keeping the last,
 - turns non-string mapping keys into text as GitHub does (``3.10:`` is the key ``"3.1"``),
 - reports YAML merge keys (``<<:``), which GitHub does not support,
+- lets an anchor be defined again, as YAML 1.2 does ("anchors need not be unique"; an alias
+  refers to the most recent node with that anchor) where PyYAML refuses the file,
 - remembers the line of every mapping key (``YDict.lines``) for error messages,
 - refuses alias bombs, deep nesting, huge and non-UTF-8 files with a one-line reason and,
   wherever there is one, the line; never a traceback and never unbounded memory.
@@ -63,8 +65,14 @@ class _Loader(yaml.SafeLoader):
         # PyYAML composes recursively: refuse deep nesting before Python's stack does.
         self._depth += 1
         try:
+            event = self.peek_event()
             if self._depth > MAX_DEPTH:
-                raise _TooDeepWhileParsing(self.peek_event().start_mark.line + 1)
+                raise _TooDeepWhileParsing(event.start_mark.line + 1)
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None and not isinstance(event, yaml.AliasEvent):
+                # YAML 1.2 section 3.2.2.2: a later anchor of the same name replaces the
+                # earlier one for the aliases after it; aliases before it keep their node.
+                self.anchors.pop(anchor, None)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
