@@ -44,17 +44,10 @@ from laser_ci.training.examples import load_examples, load_runs, workflow_blobs 
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import history_key, parse_time  # noqa: E402
 from laser_ci.training.metrics import log_mae as _lmae  # noqa: E402
-from laser_ci.training.metrics import paired_log_mae_diff  # noqa: E402
+from laser_ci.training.metrics import paired_diff_text  # noqa: E402
 
 PERSIST_K = (1, 3, 5, 10, MAX_RUNS)
 BLEND_W = (0.0, 0.1, 0.2, 0.3, 0.5)
-
-
-def _diff(a: np.ndarray, b: np.ndarray, true: np.ndarray, groups: Sequence[str]) -> str:
-    if not len(true):
-        return "-"
-    d = paired_log_mae_diff(list(a), list(b), list(true), list(groups))
-    return f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]"
 
 
 Run = tuple[float, str, str | None]  # runtime, conclusion, workflow blob
@@ -165,15 +158,15 @@ def main(argv: list[str] | None = None) -> int:
           f"{agree_ch:.0%} of changed runs")
     pers = {k: np.array([persistence_median(b, k) for b in before]) for k in PERSIST_K}
     for k in PERSIST_K:
-        print(f"   k={k}: warm {_lmae(pers[k], true):.3f} ({_diff(pers[k], recent, true, groups)} "
+        print(f"   k={k}: warm {_lmae(pers[k], true):.3f} ({paired_diff_text(pers[k], recent, true, groups)} "
               f"vs recent), changed {_lmae(pers[k][ch], true[ch]):.3f} "
-              f"({_diff(pers[k][ch], med[ch], true[ch], gch)} vs history median)")
+              f"({paired_diff_text(pers[k][ch], med[ch], true[ch], gch)} vs history median)")
     picked, picks = pick_per_fold(pers, true, folds, warm, args.folds)
     print(f"   k picked per fold on the other folds' warm runs {picks}: warm "
           f"{_lmae(picked, true):.3f} vs recent {_lmae(recent, true):.3f}, "
-          f"{_diff(picked, recent, true, groups)}; changed {_lmae(picked[ch], true[ch]):.3f} vs "
+          f"{paired_diff_text(picked, recent, true, groups)}; changed {_lmae(picked[ch], true[ch]):.3f} vs "
           f"history median {_lmae(med[ch], true[ch]):.3f}, "
-          f"{_diff(picked[ch], med[ch], true[ch], gch)}")
+          f"{paired_diff_text(picked[ch], med[ch], true[ch], gch)}")
 
     if args.predictions:
         tab: dict[str, float] = {}
@@ -192,14 +185,15 @@ def main(argv: list[str] | None = None) -> int:
                 cands = {w: np.exp((1 - w) * np.log(np.maximum(ref, 1)) + w * np.log(np.maximum(tb, 1)))
                          for w in BLEND_W}
                 m = have & changed
+                gm = [groups[i] for i in np.flatnonzero(m)]
                 for w in BLEND_W:
                     print(f"   {name}, w={w}: changed {_lmae(cands[w][m], true[m]):.3f}, "
-                          f"{_diff(cands[w][m], med[m], true[m], [groups[i] for i in np.flatnonzero(m)])}"
+                          f"{paired_diff_text(cands[w][m], med[m], true[m], gm)}"
                           " vs history median")
                 picked, picks = pick_per_fold(cands, true, folds, m, args.folds)
                 print(f"   {name}, w picked per fold on the other folds' changed runs {picks}: "
                       f"changed {_lmae(picked[m], true[m]):.3f}, "
-                      f"{_diff(picked[m], med[m], true[m], [groups[i] for i in np.flatnonzero(m)])}"
+                      f"{paired_diff_text(picked[m], med[m], true[m], gm)}"
                       " vs history median")
     return 0
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from laser_ci.text.history import MAX_RUNS  # noqa: E402
 from laser_ci.training.examples import KINDS, load_examples  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
-from laser_ci.training.metrics import paired_log_mae_diff  # noqa: E402
+from laser_ci.training.metrics import paired_diff_text  # noqa: E402
 
 WINDOWS = (1, 2, 3, 5, 10, MAX_RUNS)
 
@@ -40,13 +40,6 @@ def window_medians(runtimes: tuple[float, ...], windows: tuple[int, ...]) -> dic
 
 def _lmae(pred: np.ndarray, true: np.ndarray) -> float:
     return float(np.mean(np.abs(np.log(np.maximum(pred, 1.0)) - np.log(np.maximum(true, 1.0)))))
-
-
-def _diff(a: np.ndarray, b: np.ndarray, true: np.ndarray, groups: list[str]) -> str:
-    if not len(true):
-        return "-"
-    d = paired_log_mae_diff(list(a), list(b), list(true), groups)
-    return f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,17 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{f} | k={best} ({', '.join(f'{k}: {s:.3f}' for k, s in scores.items())}) | "
               f"{held.sum()} runs: {_lmae(med[best][held], true[held]):.3f}, "
               f"{_lmae(med[MAX_RUNS][held], true[held]):.3f}, "
-              f"{_diff(med[best][held], med[MAX_RUNS][held], true[held], g)}; "
+              f"{paired_diff_text(med[best][held], med[MAX_RUNS][held], true[held], g)}; "
               f"changed {ch.sum()}: "
               + (f"{_lmae(med[best][ch], true[ch]):.3f}, {_lmae(med[MAX_RUNS][ch], true[ch]):.3f}, "
-                 f"{_diff(med[best][ch], med[MAX_RUNS][ch], true[ch], gc)}" if ch.any() else "-"))
+                 f"{paired_diff_text(med[best][ch], med[MAX_RUNS][ch], true[ch], gc)}" if ch.any() else "-"))
     print(f"\nall folds, each with its own pick: warm {_lmae(picked, true):.3f} vs "
-          f"{_lmae(med[MAX_RUNS], true):.3f}, {_diff(picked, med[MAX_RUNS], true, groups)}")
+          f"{_lmae(med[MAX_RUNS], true):.3f}, {paired_diff_text(picked, med[MAX_RUNS], true, groups)}")
     if changed.any():
         gc = [groups[i] for i in np.flatnonzero(changed)]
         print(f"  workflow changed: {_lmae(picked[changed], true[changed]):.3f} vs "
               f"{_lmae(med[MAX_RUNS][changed], true[changed]):.3f}, "
-              f"{_diff(picked[changed], med[MAX_RUNS][changed], true[changed], gc)}")
+              f"{paired_diff_text(picked[changed], med[MAX_RUNS][changed], true[changed], gc)}")
     return 0
 
 

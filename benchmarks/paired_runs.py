@@ -110,7 +110,7 @@ def main() -> int:
     lines = [head]
     for r in rows:
         lines.append([r["regime"], r["subset"], r["runs"], str(r["n"]), f"{r['a']:.3f}",
-                      f"{r['b']:.3f}", f"{r['diff']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]",
+                      f"{r['b']:.3f}", metrics.format_diff(r),
                       f"{r['cov_a']:.1%} / {r['cov_b']:.1%}"])
     print(f"A: {args.a}" + (f" ({args.pa})" if args.pa else ""))
     print(f"B: {args.b}" + (f" ({args.pb})" if args.pb else ""))

@@ -75,7 +75,7 @@ def main() -> int:
             print(f"{regime:7s} {name:13s} {int(pick.sum()):5d} "
                   f"{metrics.log_mae(a[pick], truth[pick]):6.3f} "
                   f"{metrics.log_mae(b[pick], truth[pick]):6.3f}  "
-                  f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]")
+                  f"{metrics.format_diff(d)}")
     return 0
 
 

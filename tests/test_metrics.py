@@ -20,6 +20,23 @@ def test_log_mae_clips_to_one_second() -> None:
     assert math.isnan(metrics.log_mae([], []))
 
 
+@pytest.mark.parametrize(("d", "text"), [
+    ({"diff": -0.0404, "lo": -0.0811, "hi": -0.0086}, "-0.040 [-0.081, -0.009]"),
+    ({"diff": 0.0, "lo": -0.0004, "hi": 0.0004}, "+0.000 [-0.000, +0.000]"),
+    ({"diff": 1, "lo": 0, "hi": 2}, "+1.000 [+0.000, +2.000]"),
+    ({"diff": math.nan, "lo": math.nan, "hi": math.nan, "groups": 0}, "-"),
+    ({"diff": 0.1, "lo": 0.0}, "-"),
+    (None, "-"),
+])
+def test_format_diff(d: dict[str, float] | None, text: str) -> None:
+    assert metrics.format_diff(d) == text
+
+
+def test_paired_diff_text_of_no_examples_is_a_dash() -> None:
+    assert metrics.paired_diff_text([], [], [], []) == "-"
+    assert metrics.paired_diff_text([200.0], [100.0], [100.0], ["r"]) == "+0.693 [+0.693, +0.693]"
+
+
 def test_mae_minutes() -> None:
     assert metrics.mae_minutes([60.0, 180.0], [120.0, 120.0]) == pytest.approx(1.0)
 

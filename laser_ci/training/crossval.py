@@ -750,12 +750,6 @@ def recipe_name(name: str) -> str:
 # --- tables --------------------------------------------------------------------------------
 
 
-def _diff(p: Mapping[str, Any] | None) -> str:
-    if p is None or not _num(p.get("diff")):
-        return "-"
-    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}]"
-
-
 def _block(res: Mapping[str, Any], report: Mapping[str, Any], regime: str,
            subset: str) -> Mapping[str, Any]:
     block = res if regime == report.get("history") else res["regimes"][regime]
@@ -807,7 +801,7 @@ def render_cv_table(report: Mapping[str, Any], markdown: bool = False) -> str:
                     for runs in RUNS:
                         p = versus(report, name, ref, regime, subset, runs)
                         groups.setdefault(runs, (p or {}).get("groups"))
-                        cells.append(_diff(p))
+                        cells.append(metrics.format_diff(p))
                     diffs.append([name, regime] + cells)
             head = (f"log-MAE minus {ref}'s (same history) on the same examples, with a 95% "
                     f"interval from resampling repositories ({groups.get('success')} with "

@@ -24,7 +24,7 @@ wide for its width, so the score is lowest for the sharpest band that still cove
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -63,6 +63,21 @@ def paired_log_mae_diff(
     boot = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
     lo, hi = np.quantile(boot, [0.025, 0.975])
     return {"diff": float(d.mean()), "lo": float(lo), "hi": float(hi), "groups": len(names)}
+
+
+def format_diff(d: Mapping[str, float] | None) -> str:
+    """A :func:`paired_log_mae_diff` result as ``"+0.012 [-0.003, +0.027]"``; ``"-"`` when
+    there is none (no examples, or no result)."""
+    if d is None or not all(isinstance(d.get(k), (int, float)) and math.isfinite(d[k])
+                            for k in ("diff", "lo", "hi")):
+        return "-"
+    return f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]"
+
+
+def paired_diff_text(pred_a: Sequence[float], pred_b: Sequence[float], true: Sequence[float],
+                     groups: Sequence[str]) -> str:
+    """:func:`paired_log_mae_diff` as :func:`format_diff` writes it."""
+    return format_diff(paired_log_mae_diff(pred_a, pred_b, true, groups))
 
 
 def mae_minutes(pred: Sequence[float], true: Sequence[float]) -> float:
