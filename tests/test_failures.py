@@ -186,3 +186,35 @@ def test_cached_job_lists_keep_conclusions() -> None:
     # written before conclusions were kept: three items, the end unknown
     assert _listed([["a", [], 5.0]]) == [RunJob("a", (), 5.0, None)]
     assert _listed([["a", [], 5.0, 7], ["b"], "x"]) == [RunJob("a", (), 5.0, None)]
+
+
+@pytest.mark.parametrize(("job", "expected"), [
+    ({"name": "a", "run_time_s": 60, "conclusion": "failure", "runner_labels": ["x"]},
+     ("a", ("x",), 60.0, "failure")),
+    # a cancelled job's duration is where it was cut: listed, not timed (as the API's)
+    ({"name": "a", "run_time_s": 60, "conclusion": "cancelled"}, ("a", (), None, "cancelled")),
+    ({"name": "a", "run_time_s": 0, "conclusion": "success"}, ("a", (), None, "success")),
+    ({"name": "a", "run_time_s": "n/a"}, ("a", (), None, None)),
+    ({"name": "a", "run_time_s": 60, "conclusion": "skipped"}, None),
+    ({"run_time_s": 60}, None),
+    ("not a job", None),
+])
+def test_collected_jobs_as_listed(job: object, expected: tuple | None) -> None:
+    from laser_ci.text.history import RunJob
+
+    got = RunJob.from_collected(job)
+    assert (got if got is None else (got.name, got.labels, got.seconds, got.conclusion)) == expected
+
+
+def test_listed_jobs_keep_the_first_timed_job_of_a_name() -> None:
+    from laser_ci.text.history import HistoryIndex, RunJob
+
+    index = HistoryIndex({}, {})
+    index.add_listed("w.yml", [
+        [RunJob("a", (), None, "cancelled"), RunJob("a", (), 30.0, "success"),
+         RunJob("a", (), 99.0, "failure")],
+        [RunJob("a", (), 40.0, "failure")],
+    ])
+    past = index.jobs[("w.yml", "a")]
+    assert past.runtimes == (30.0, 40.0) and past.conclusions == ("success", "failure")
+    assert past.failures() == Failures(2, (40.0,))

@@ -305,7 +305,8 @@ class RunJob:
     def from_collected(cls, job: Any) -> RunJob | None:
         """A job of a run ``laser-ci collect`` wrote (``{"name", "run_time_s", "conclusion",
         "runner_labels", ...}``); None for a skipped job (it never got its matrix) or one
-        without a name."""
+        without a name. A cancelled job is listed without seconds (its duration is where it
+        was cut), as the API's jobs are (:mod:`laser_ci.github.history`)."""
         if not isinstance(job, dict) or not job.get("name") or job.get("conclusion") == "skipped":
             return None
         labels = job.get("runner_labels")
@@ -314,9 +315,10 @@ class RunJob:
         except (TypeError, ValueError):
             seconds = None
         end = job.get("conclusion")
+        timed = seconds is not None and seconds > 0 and end != "cancelled"
         return cls(str(job["name"]),
                    tuple(str(x) for x in labels) if isinstance(labels, list) else (),
-                   seconds if seconds is not None and seconds > 0 else None,
+                   seconds if timed else None,
                    str(end) if end else None)
 
 
@@ -347,13 +349,16 @@ class HistoryIndex:
     def add_listed(self, workflow_path: str, runs: Sequence[Sequence[RunJob]],
                    previous_texts: Mapping[str, str] | None = None) -> None:
         """Sets the job lists of a workflow's runs (oldest first) and adds the past runs of
-        every listed name the index lacks: its timed runs, oldest first, one per run, with
-        how each ended; its ``previous_text`` from ``previous_texts`` by name."""
+        every listed name the index lacks: its timed runs, oldest first, one per run (where a
+        run lists a name twice, its first timed job, as the API's reader keeps), with how
+        each ended; its ``previous_text`` from ``previous_texts`` by name."""
         self.runs[workflow_path] = tuple(tuple(r) for r in runs)
         timed: dict[str, list[RunJob]] = {}
         for run in runs:
-            for job in {j.name: j for j in run}.values():
-                if job.seconds is not None:
+            seen: set[str] = set()
+            for job in run:
+                if job.seconds is not None and job.name not in seen:
+                    seen.add(job.name)
                     timed.setdefault(job.name, []).append(job)
         texts = previous_texts or {}
         for name, jobs in timed.items():
