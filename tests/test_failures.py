@@ -218,3 +218,15 @@ def test_listed_jobs_keep_the_first_timed_job_of_a_name() -> None:
     past = index.jobs[("w.yml", "a")]
     assert past.runtimes == (30.0, 40.0) and past.conclusions == ("success", "failure")
     assert past.failures() == Failures(2, (40.0,))
+
+
+def test_runs_cached_without_job_lists_keep_their_jobs_ends() -> None:
+    """A run cached before job lists were kept is listed from its timed jobs, with how
+    each ended."""
+    from laser_ci.github.history import _add, _Run
+    from laser_ci.text.history import HistoryIndex, RunJob
+
+    index = HistoryIndex({}, {})
+    run = _Run(1, 1, "", "", jobs={"a": 5.0}, job_conclusions={"a": "failure"})
+    _add(index, "w.yml", [run], None)
+    assert index.runs["w.yml"] == ((RunJob("a", (), 5.0, "failure"),),)

@@ -342,7 +342,7 @@ def _add(index: HistoryIndex, path: str, runs: Sequence[_Run],
         index.workflows[path] = PastRuns(tuple(sum(run.jobs.values()) for run in timed), wf_text,
                                          conclusions=tuple(run.conclusion for run in timed))
     index.runs[path] = tuple(tuple(run.listed) if run.listed else
-                             tuple(RunJob(n, (), t) for n, t in run.jobs.items())
+                             tuple(RunJob(n, (), t, run.job_conclusions.get(n)) for n, t in run.jobs.items())
                              for run in oldest_first)
 
 
