@@ -48,13 +48,12 @@ from pathlib import Path
 from typing import Any
 
 from laser_ci import __version__
-from laser_ci.text.history import HistoryIndex, PastRuns, RunJob
+from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns, RunJob
 
 DEFAULT_MAX_RUNS = 20
 CACHE_VERSION = 2
 CACHE_MAX_RUNS = 200  # per workflow file; runs on other branches share the file
 MAX_PAGES = 10  # of 100 jobs each, for one run
-_SKIP = ("skipped", "cancelled")  # a cancelled job's duration is where it was cut
 
 NO_PERMISSION = "history unavailable (the token lacks `actions: read`): cold-start predictions"
 
@@ -222,7 +221,7 @@ def _job_seconds(repo: Any, run_id: int
         if not name or job.get("conclusion") == "skipped":
             continue
         seconds = job_seconds(job)
-        timed = seconds > 0 and job.get("conclusion") not in _SKIP
+        timed = seconds > 0 and job.get("conclusion") not in UNTIMED_ENDS
         labels = job.get("labels")
         end = str(job["conclusion"]) if job.get("conclusion") else None
         listed.append(RunJob(str(name), tuple(str(x) for x in labels)
@@ -342,7 +341,8 @@ def _add(index: HistoryIndex, path: str, runs: Sequence[_Run],
         index.workflows[path] = PastRuns(tuple(sum(run.jobs.values()) for run in timed), wf_text,
                                          conclusions=tuple(run.conclusion for run in timed))
     index.runs[path] = tuple(tuple(run.listed) if run.listed else
-                             tuple(RunJob(n, (), t, run.job_conclusions.get(n)) for n, t in run.jobs.items())
+                             tuple(RunJob(n, (), t, run.job_conclusions.get(n))
+                                   for n, t in run.jobs.items())
                              for run in oldest_first)
 
 

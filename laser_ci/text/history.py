@@ -290,6 +290,12 @@ class PastRuns:
         return Failures(len(known), tuple(float(t) for t, c in known if c in FAILED))
 
 
+# Job ends whose duration is not a runtime: a skipped job never ran, a cancelled one's
+# duration is where it was cut. Both readers of job lists (collected folders here, the API
+# in laser_ci.github.history) leave them untimed.
+UNTIMED_ENDS = ("skipped", "cancelled")
+
+
 @dataclass(frozen=True)
 class RunJob:
     """One job of an earlier run as GitHub listed it: its display name, the runner labels it
@@ -315,7 +321,7 @@ class RunJob:
         except (TypeError, ValueError):
             seconds = None
         end = job.get("conclusion")
-        timed = seconds is not None and seconds > 0 and end != "cancelled"
+        timed = seconds is not None and seconds > 0 and end not in UNTIMED_ENDS
         return cls(str(job["name"]),
                    tuple(str(x) for x in labels) if isinstance(labels, list) else (),
                    seconds if timed else None,
