@@ -18,6 +18,8 @@ def test_absent_history_is_stated() -> None:
     assert history_lines(None) == ["history: none"]
     assert History.of([]) is None
     assert History.of([0.0, -1.0]) is None  # skipped runs carry no time
+    assert History.of([float("inf"), float("nan")]) is None  # nor does a broken record
+    assert History.of([float("inf"), 60.0]).runtimes == (60.0,)
 
 
 @pytest.mark.parametrize(

@@ -53,7 +53,8 @@ class History:
 
     @classmethod
     def of(cls, runtimes: Sequence[float], diff: Sequence[str] | None = None) -> History | None:
-        kept = tuple(float(x) for x in runtimes if x is not None and x > 0)[-MAX_RUNS:]
+        kept = tuple(float(x) for x in runtimes
+                     if x is not None and x > 0 and math.isfinite(x))[-MAX_RUNS:]
         if not kept:
             return None
         return cls(kept, None if diff is None else tuple(diff))
@@ -321,7 +322,8 @@ class RunJob:
         except (TypeError, ValueError):
             seconds = None
         end = job.get("conclusion")
-        timed = seconds is not None and seconds > 0 and end not in UNTIMED_ENDS
+        timed = (seconds is not None and math.isfinite(seconds) and seconds > 0
+                 and end not in UNTIMED_ENDS)
         return cls(str(job["name"]),
                    tuple(str(x) for x in labels) if isinstance(labels, list) else (),
                    seconds if timed else None,

@@ -45,6 +45,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
@@ -118,11 +119,14 @@ def run_files(run: dict[str, Any], blobs: dict[str, str]) -> dict[str, str]:
     return {p: blobs[b] for p, b in files.items() if b in blobs}
 
 
-def _runtime(value: Any) -> float:
+def runtime_seconds(value: Any) -> float:
+    """A ``run_time_s`` field as seconds: 0.0 where it is missing, not a number or not
+    finite (an untimed run or job; callers keep only positive times)."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
         return 0.0
+    return seconds if math.isfinite(seconds) else 0.0
 
 
 # --- examples ----------------------------------------------------------------------------
@@ -158,7 +162,7 @@ def examples_from_run(
     from laser_ci.workflows.model import RepoProfile
     from laser_ci.workflows.parse import read_workflows
 
-    runtime = _runtime(run.get("run_time_s"))
+    runtime = runtime_seconds(run.get("run_time_s"))
     if runtime <= 0:
         return []
     path = str(run.get("workflow_path") or "")
@@ -210,7 +214,7 @@ def examples_from_run(
                 if len(matches) != 1:  # unmatched or ambiguous display name
                     continue
                 j = matches[0]
-                t = _runtime(j.get("run_time_s"))
+                t = runtime_seconds(j.get("run_time_s"))
                 if t <= 0:
                     continue
                 jb = dict(base, conclusion=str(j.get("conclusion") or base["conclusion"]))
