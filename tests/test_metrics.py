@@ -20,6 +20,14 @@ def test_log_mae_clips_to_one_second() -> None:
     assert math.isnan(metrics.log_mae([], []))
 
 
+@pytest.mark.parametrize(("x", "expected"), [
+    (0, True), (1.5, True), (-2, True), (math.nan, False), (math.inf, False),
+    (-math.inf, False), (None, False), ("0.3", False), ([], False),
+])
+def test_is_number(x: object, expected: bool) -> None:
+    assert metrics.is_number(x) is expected
+
+
 @pytest.mark.parametrize(("d", "text"), [
     ({"diff": -0.0404, "lo": -0.0811, "hi": -0.0086}, "-0.040 [-0.081, -0.009]"),
     ({"diff": 0.0, "lo": -0.0004, "hi": 0.0004}, "+0.000 [-0.000, +0.000]"),

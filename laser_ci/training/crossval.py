@@ -651,13 +651,10 @@ def pick_reference(report: Mapping[str, Any]) -> str:
     def key(name: str) -> tuple[float, float, str]:
         res = report["predictors"][name]
         s, a = res["success"]["log_mae"], res["all"]["log_mae"]
-        return (s if _num(s) else math.inf, a if _num(a) else math.inf, name)
+        return (s if metrics.is_number(s) else math.inf,
+                a if metrics.is_number(a) else math.inf, name)
 
     return min(report["predictors"], key=key)
-
-
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
 def cross_validate(
@@ -893,12 +890,12 @@ def summary(reports: Mapping[str, Mapping[str, Any]], name: str) -> dict[str, fl
                 for runs in RUNS:
                     c = "success_" if runs == "success" else ""
                     v = b[runs].get("log_mae")
-                    if _num(v):
+                    if metrics.is_number(v):
                         out[f"{k}{r}{s}{c}log_mae"] = v
                     if subset == "all":
                         for m in ("within_2x", "coverage", "width", "interval_score"):
                             v = b[runs].get(m)
-                            if _num(v):
+                            if metrics.is_number(v):
                                 out[f"{k}{r}{c}{m}"] = v
     return out
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,11 +66,15 @@ def paired_log_mae_diff(
     return {"diff": float(d.mean()), "lo": float(lo), "hi": float(hi), "groups": len(names)}
 
 
+def is_number(x: Any) -> bool:
+    """A finite int or float: a figure a report can print (not None, NaN or a string)."""
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
 def format_diff(d: Mapping[str, float] | None) -> str:
     """A :func:`paired_log_mae_diff` result as ``"+0.012 [-0.003, +0.027]"``; ``"-"`` when
     there is none (no examples, or no result)."""
-    if d is None or not all(isinstance(d.get(k), (int, float)) and math.isfinite(d[k])
-                            for k in ("diff", "lo", "hi")):
+    if d is None or not all(is_number(d.get(k)) for k in ("diff", "lo", "hi")):
         return "-"
     return f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]"
 
