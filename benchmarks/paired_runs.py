@@ -1,7 +1,9 @@
 """Two cross-validation runs on the same folder, compared example by example.
 
 ``laser-ci eval DATA --folds 5 ... --predictions A.jsonl`` writes every scored example's
-predictions; this script pairs two such files (the same examples, by ``key``) and prints
+predictions (``benchmarks/one_fold.py`` too); this script pairs two such files, or their
+errors-only forms (``benchmarks/keep_errors.py``, :mod:`laser_ci.training.scored`; plain or
+``.gz``, the same examples, by ``key``) and prints
 the log-MAE of each and their difference with a 95% interval from resampling repositories
 (:func:`laser_ci.training.metrics.paired_log_mae_diff`), for every regime, subset and
 conclusion set, as the CV report's ``paired`` block does for predictors of one run. Use it
@@ -13,55 +15,54 @@ to compare two recipes of one predictor (another decoding, prompt or training se
 ``--fold F``: only the runs of fold F's repositories (:func:`laser_ci.training.folds.fold_of`),
 for a recipe run on one fold with the other folds' models reused.
 
+Folds run in different sessions pool by concatenation, their kept errors files included:
+``zcat model/lm/folds/gemma_fold*.jsonl.gz > runs/gemma_folds.jsonl``, then this script on
+that file twice (``--a laser-gemma --b tabular``); the intervals resample the repositories
+of every fold together.
+
 Negative differences: ``A`` is better. A difference whose interval spans zero is a tie.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.training import metrics  # noqa: E402
-from laser_ci.training.folds import fold_of  # noqa: E402
+from laser_ci.training.scored import Scored, ScoredError  # noqa: E402
+from laser_ci.training.scored import load as load_scored  # noqa: E402
 
 REGIMES = ("prior", "none")
 SUBSETS = ("all", "warm", "warm-changed", "cold")  # warm includes warm-changed
 
 
-def load(path: str, predictor: str | None) -> dict[str, dict]:
-    rows: dict[str, dict] = {}
-    names: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            names.add(row["predictor"])
-            if predictor is None or row["predictor"] == predictor:
-                rows[row["key"]] = row
-    if predictor is None and len(names) > 1:
-        raise SystemExit(f"{path} holds {', '.join(sorted(names))}: pick one with --a/--b")
-    if not rows:
-        raise SystemExit(f"{path}: no predictions of {predictor}")
-    return rows
+def load(path: str, predictor: str | None) -> dict[str, Scored]:
+    try:
+        return load_scored(path, predictor)
+    except ScoredError as exc:
+        raise SystemExit(str(exc)) from None
 
 
-def only_fold(rows: dict[str, dict], fold: int, k: int) -> dict[str, dict]:
+def only_fold(rows: dict[str, Scored], fold: int, k: int) -> dict[str, Scored]:
     """The rows of fold ``fold``'s repositories (of ``k``)."""
-    return {key: r for key, r in rows.items() if fold_of(r["repo"], k) == fold}
+    try:
+        return {key: r for key, r in rows.items() if r.fold_of(k) == fold}
+    except ScoredError as exc:
+        raise SystemExit(str(exc)) from None
 
 
-def in_subset(row: dict, subset: str) -> bool:
+def in_subset(row: Scored, subset: str) -> bool:
     if subset == "all":
         return True
     if subset == "warm":
-        return row["subset"] in ("warm", "warm-changed")
-    return row["subset"] == subset
+        return row.subset in ("warm", "warm-changed")
+    return row.subset == subset
 
 
-def compare(a: dict[str, dict], b: dict[str, dict]) -> list[dict]:
+def compare(a: dict[str, Scored], b: dict[str, Scored]) -> list[dict]:
     keys = sorted(set(a) & set(b))
     if len(keys) != len(a) or len(keys) != len(b):
         raise SystemExit(f"the runs scored other examples ({len(a)} and {len(b)}, "
@@ -73,23 +74,21 @@ def compare(a: dict[str, dict], b: dict[str, dict]) -> list[dict]:
                 continue  # the same texts as the prior regime's cold
             for runs in ("success", "all"):
                 idx = [k for k in keys if in_subset(a[k], subset)
-                       and (runs == "all" or a[k]["conclusion"] == "success")]
+                       and (runs == "all" or a[k].conclusion == "success")]
                 if not idx:
                     continue
-                true = [a[k]["runtime_s"] for k in idx]
-                pa = [a[k][regime][1] for k in idx]
-                pb = [b[k][regime][1] for k in idx]
-                res = metrics.paired_log_mae_diff(pa, pb, true, [a[k]["repo"] for k in idx])
+                ea = [a[k].errors[regime][0] for k in idx]
+                eb = [b[k].errors[regime][0] for k in idx]
+                res = metrics.paired_error_diff(ea, eb, [a[k].repo for k in idx])
                 out.append({"regime": regime, "subset": subset, "runs": runs, "n": len(idx),
-                            "a": metrics.log_mae(pa, true), "b": metrics.log_mae(pb, true),
+                            "a": sum(ea) / len(idx), "b": sum(eb) / len(idx),
                             "cov_a": _coverage(a, idx, regime), "cov_b": _coverage(b, idx, regime),
                             **res})
     return out
 
 
-def _coverage(rows: dict[str, dict], idx: list[str], regime: str) -> float:
-    return metrics.coverage([rows[k][regime][0] for k in idx], [rows[k][regime][2] for k in idx],
-                            [rows[k]["runtime_s"] for k in idx])
+def _coverage(rows: dict[str, Scored], idx: list[str], regime: str) -> float:
+    return sum(rows[k].errors[regime][1] for k in idx) / len(idx)
 
 
 def main() -> int:

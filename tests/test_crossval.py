@@ -230,7 +230,7 @@ def test_predictions_file_pairs_two_runs(tmp_path: Path) -> None:
     # one fold's runs: its repositories' examples only, every fold's together the whole
     per_fold = [paired_runs.only_fold(paired_runs.load(str(b), None), f, 5) for f in range(5)]
     assert sum(len(rows) for rows in per_fold) == 15
-    assert all(fold_of(r["repo"], 5) == f for f, rows in enumerate(per_fold)
+    assert all(fold_of(r.repo, 5) == f for f, rows in enumerate(per_fold)
                for r in rows.values())
 
 

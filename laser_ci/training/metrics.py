@@ -41,9 +41,13 @@ def _clip(x: Sequence[float] | np.ndarray) -> np.ndarray:
     return np.maximum(np.nan_to_num(a, nan=1.0, posinf=1e9, neginf=1.0), 1.0)
 
 
+def log_errors(pred: Sequence[float], true: Sequence[float]) -> np.ndarray:
+    """|ln pred - ln true| per example: what ``log_mae`` averages."""
+    return np.abs(np.log(_clip(pred)) - np.log(_clip(true)))
+
+
 def log_mae(pred: Sequence[float], true: Sequence[float]) -> float:
-    p, t = _clip(pred), _clip(true)
-    return float(np.mean(np.abs(np.log(p) - np.log(t)))) if len(t) else math.nan
+    return float(np.mean(log_errors(pred, true))) if len(true) else math.nan
 
 
 def paired_log_mae_diff(
@@ -53,8 +57,14 @@ def paired_log_mae_diff(
     """log-MAE of ``pred_a`` minus that of ``pred_b`` on the same examples (negative: ``a``
     is better), with a 95% interval from resampling whole ``groups`` (repositories: their
     runs are not independent). ``{"diff", "lo", "hi", "groups"}``."""
-    t = np.log(_clip(true))
-    d = np.abs(np.log(_clip(pred_a)) - t) - np.abs(np.log(_clip(pred_b)) - t)
+    return paired_error_diff(log_errors(pred_a, true), log_errors(pred_b, true), groups,
+                             n_boot, seed)
+
+
+def paired_error_diff(err_a: Sequence[float], err_b: Sequence[float], groups: Sequence[str],
+                      n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
+    """:func:`paired_log_mae_diff` from the examples' log errors (:func:`log_errors`)."""
+    d = np.asarray(err_a, dtype=np.float64) - np.asarray(err_b, dtype=np.float64)
     if not len(d):
         return {"diff": math.nan, "lo": math.nan, "hi": math.nan, "groups": 0}
     names, idx = np.unique(np.asarray(groups), return_inverse=True)
@@ -126,9 +136,14 @@ def within_2x(pred: Sequence[float], true: Sequence[float]) -> float:
     return float(np.mean((r >= 0.5) & (r <= 2.0)))
 
 
-def coverage(p10: Sequence[float], p90: Sequence[float], true: Sequence[float]) -> float:
+def inside(p10: Sequence[float], p90: Sequence[float], true: Sequence[float]) -> np.ndarray:
+    """Per example, whether the truth lies in [p10, p90]: what ``coverage`` averages."""
     lo, hi, t = _clip(p10), _clip(p90), _clip(true)
-    return float(np.mean((t >= lo) & (t <= hi))) if len(t) else math.nan
+    return (t >= lo) & (t <= hi)
+
+
+def coverage(p10: Sequence[float], p90: Sequence[float], true: Sequence[float]) -> float:
+    return float(np.mean(inside(p10, p90, true))) if len(true) else math.nan
 
 
 def width_ratio(p10: Sequence[float], p90: Sequence[float]) -> float:
