@@ -10,7 +10,8 @@ texts, the fold's own tabular model as the reference at inference, decoded by th
 loop (16 stratified samples, the last digit whole), band scales fit on the val part
 (``--calibration`` examples of it for Gemma, all of it for the shipped recipe). It writes
 ``--predictions`` in ``eval --predictions``' format (``laser-gemma`` or ``laser-lm`` beside
-the baselines), for ``benchmarks/paired_runs.py``:
+the baselines), for ``benchmarks/paired_runs.py``, and with ``--errors`` its errors-only
+form (:mod:`laser_ci.training.scored`), which is kept in ``model/lm/folds/``:
 
     python benchmarks/one_fold.py ../shared/data/gha-runs --recipe gemma --base runs/gemma_base \\
         --fold 0 --minutes 50 --keep runs/gemma_folds --predictions runs/gemma_fold0.jsonl
@@ -46,6 +47,7 @@ from laser_ci.training.crossval import (  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import subset_of  # noqa: E402
 from laser_ci.training.pretrained import LoraSettings, PretrainedRecipe  # noqa: E402
+from laser_ci.training.scored import write_errors  # noqa: E402
 
 BASELINES = ["tabular", "history-median"]
 
@@ -72,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--sample", type=int, default=None, help="score this many held-out runs")
     ap.add_argument("--predictions", required=True)
+    ap.add_argument("--errors", default=None,
+                    help="also write the predictions' errors-only form here, which can be "
+                         "committed and pooled with other sessions' folds "
+                         "(benchmarks/keep_errors.py)")
     args = ap.parse_args(argv)
 
     from laser_ci.training.baselines import text_features
@@ -128,7 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         cov = sum(prior[i].p10 <= truth[i] <= prior[i].p90 for i in warm) / max(len(warm), 1)
         print(f"{name:16} {mae(cold, list(range(len(test)))):12.3f} "
               f"{mae(prior, warm):8.3f} {mae(prior, changed):8.3f} {cov:9.1%}")
-    print(f"wrote {args.predictions}; total {time.time() - t0:.0f} s")
+    if args.errors:
+        Path(args.errors).parent.mkdir(parents=True, exist_ok=True)
+        write_errors(args.predictions, args.errors)
+    print(f"wrote {args.predictions}" + (f" and {args.errors}" if args.errors else "")
+          + f"; total {time.time() - t0:.0f} s")
     return 0
 
 
