@@ -11,7 +11,7 @@ loop (16 stratified samples, the last digit whole), band scales fit on the val p
 (``--calibration`` examples of it for Gemma, all of it for the shipped recipe). It writes
 ``--predictions`` in ``eval --predictions``' format (``laser-gemma`` or ``laser-lm`` beside
 the baselines), for ``benchmarks/paired_runs.py``, and with ``--errors`` its errors-only
-form (:mod:`laser_ci.training.scored`), which is kept in ``model/lm/folds/``:
+form (:mod:`laser_ci.training.scored`), which is kept in ``benchmarks/folds/``:
 
     python benchmarks/one_fold.py ../shared/data/gha-runs --recipe gemma --base runs/gemma_base \\
         --fold 0 --minutes 50 --keep runs/gemma_folds --predictions runs/gemma_fold0.jsonl
@@ -135,8 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:16} {mae(cold, list(range(len(test)))):12.3f} "
               f"{mae(prior, warm):8.3f} {mae(prior, changed):8.3f} {cov:9.1%}")
     if args.errors:
-        Path(args.errors).parent.mkdir(parents=True, exist_ok=True)
-        write_errors(args.predictions, args.errors)
+        write_errors(args.predictions, args.errors, [lm_name, *BASELINES])
     print(f"wrote {args.predictions}" + (f" and {args.errors}" if args.errors else "")
           + f"; total {time.time() - t0:.0f} s")
     return 0

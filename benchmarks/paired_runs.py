@@ -5,7 +5,7 @@ predictions (``benchmarks/one_fold.py`` too); this script pairs two such files, 
 errors-only forms (``benchmarks/keep_errors.py``, :mod:`laser_ci.training.scored`; plain or
 ``.gz``, the same examples, by ``key``) and prints
 the log-MAE of each and their difference with a 95% interval from resampling repositories
-(:func:`laser_ci.training.metrics.paired_log_mae_diff`), for every regime, subset and
+(:func:`laser_ci.training.metrics.paired_error_diff`), for every regime, subset and
 conclusion set, as the CV report's ``paired`` block does for predictors of one run. Use it
 to compare two recipes of one predictor (another decoding, prompt or training set).
 
@@ -16,9 +16,12 @@ to compare two recipes of one predictor (another decoding, prompt or training se
 for a recipe run on one fold with the other folds' models reused.
 
 Folds run in different sessions pool by concatenation, their kept errors files included:
-``zcat model/lm/folds/gemma_fold*.jsonl.gz > runs/gemma_folds.jsonl``, then this script on
+``zcat benchmarks/folds/gemma_fold*.jsonl.gz > runs/gemma_folds.jsonl``, then this script on
 that file twice (``--a laser-gemma --b tabular``); the intervals resample the repositories
-of every fold together.
+of every fold together. An errors file resamples repositories by digest, a predictions
+file by name: the same n, log-MAE, differences and coverage, intervals that differ by the
+bootstrap's draw (a predictions file gives the figures it gave before errors files were
+kept).
 
 Negative differences: ``A`` is better. A difference whose interval spans zero is a tie.
 """
@@ -30,6 +33,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
 
 from laser_ci.training import metrics  # noqa: E402
 from laser_ci.training.scored import Scored, ScoredError  # noqa: E402
@@ -49,8 +54,8 @@ def load(path: str, predictor: str | None) -> dict[str, Scored]:
 def only_fold(rows: dict[str, Scored], fold: int, k: int) -> dict[str, Scored]:
     """The rows of fold ``fold``'s repositories (of ``k``)."""
     try:
-        return {key: r for key, r in rows.items() if r.fold_of(k) == fold}
-    except ScoredError as exc:
+        return {key: r for key, r in rows.items() if r.fold(k) == fold}
+    except ValueError as exc:
         raise SystemExit(str(exc)) from None
 
 
@@ -63,7 +68,7 @@ def in_subset(row: Scored, subset: str) -> bool:
 
 
 def compare(a: dict[str, Scored], b: dict[str, Scored]) -> list[dict]:
-    keys = sorted(set(a) & set(b))
+    keys = sorted(set(a) & set(b), key=lambda k: a[k].order)
     if len(keys) != len(a) or len(keys) != len(b):
         raise SystemExit(f"the runs scored other examples ({len(a)} and {len(b)}, "
                          f"{len(keys)} in common)")
@@ -81,14 +86,14 @@ def compare(a: dict[str, Scored], b: dict[str, Scored]) -> list[dict]:
                 eb = [b[k].errors[regime][0] for k in idx]
                 res = metrics.paired_error_diff(ea, eb, [a[k].repo for k in idx])
                 out.append({"regime": regime, "subset": subset, "runs": runs, "n": len(idx),
-                            "a": sum(ea) / len(idx), "b": sum(eb) / len(idx),
+                            "a": float(np.mean(ea)), "b": float(np.mean(eb)),
                             "cov_a": _coverage(a, idx, regime), "cov_b": _coverage(b, idx, regime),
                             **res})
     return out
 
 
 def _coverage(rows: dict[str, Scored], idx: list[str], regime: str) -> float:
-    return sum(rows[k].errors[regime][1] for k in idx) / len(idx)
+    return float(np.mean([rows[k].errors[regime][1] for k in idx]))
 
 
 def main() -> int:

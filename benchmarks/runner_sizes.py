@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.predictors.choice import load_predictor  # noqa: E402
 from laser_ci.sizing.runners import resolve_runner  # noqa: E402
+from laser_ci.text.history import seconds_of  # noqa: E402
 from laser_ci.text.serialize import serialize_job  # noqa: E402
-from laser_ci.training.examples import load_blobs, load_runs, run_files, runtime_seconds  # noqa: E402
+from laser_ci.training.examples import load_blobs, load_runs, run_files  # noqa: E402
 from laser_ci.workflows.parse import DiskFiles, read_workflows, workflow_targets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +44,7 @@ def runner_key(runs_on: object, matrix: dict | None) -> tuple[str, str, str]:
 
 
 def count(data: str) -> tuple[Counter, Counter, int]:
-    runs = [r for r in load_runs(data) if runtime_seconds(r.get("run_time_s")) > 0]
+    runs = [r for r in load_runs(data) if seconds_of(r.get("run_time_s")) is not None]
     blobs = load_blobs(data, {b for r in runs for b in (r.get("files") or {}).values()})
     jobs: Counter = Counter()
     per_run: Counter = Counter()

@@ -225,7 +225,7 @@ def test_predictions_file_pairs_two_runs(tmp_path: Path) -> None:
         mine = ours[(p["regime"], p["subset"], p["runs"])]
         assert mine["n"] == p["n"]
         assert mine["diff"] == pytest.approx(sign * p["diff"])
-    with pytest.raises(SystemExit, match="pick one"):
+    with pytest.raises(SystemExit, match="name the one to use"):
         paired_runs.load(str(a), None)
     # one fold's runs: its repositories' examples only, every fold's together the whole
     per_fold = [paired_runs.only_fold(paired_runs.load(str(b), None), f, 5) for f in range(5)]

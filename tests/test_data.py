@@ -18,21 +18,10 @@ from laser_ci.training.examples import (
     load_examples,
     load_runs,
     run_files,
-    runtime_seconds,
     summarize,
 )
 
 MINI = gha_mini.MINI  # written per test run, see tests/gha_mini.py
-
-
-@pytest.mark.parametrize(("value", "seconds"), [
-    (312, 312.0), (12.5, 12.5), ("95", 95.0), ("1e3", 1000.0), (0, 0.0),
-    (None, 0.0), ("", 0.0), ("n/a", 0.0), ([], 0.0), ({}, 0.0),
-    ("nan", 0.0), (float("inf"), 0.0), ("-inf", 0.0), (10**400, 0.0), (-30, -30.0),
-])
-def test_runtime_seconds_reads_numbers_and_leaves_the_rest_untimed(value: object,
-                                                                  seconds: float) -> None:
-    assert runtime_seconds(value) == seconds
 
 
 def by_run(examples: list[Example], run_id: str, kind: str) -> list[Example]:

@@ -197,6 +197,7 @@ def test_cached_job_lists_keep_conclusions() -> None:
     ({"name": "a", "run_time_s": "n/a"}, ("a", (), None, None)),
     ({"name": "a", "run_time_s": "inf", "conclusion": "success"}, ("a", (), None, "success")),
     ({"name": "a", "run_time_s": "nan", "conclusion": "success"}, ("a", (), None, "success")),
+    ({"name": "a", "run_time_s": 10**400, "conclusion": "success"}, ("a", (), None, "success")),
     ({"name": "a", "run_time_s": 60, "conclusion": "skipped"}, None),
     ({"run_time_s": 60}, None),
     ("not a job", None),

@@ -14,12 +14,24 @@ from laser_ci.text.numbers import NumberCodec
 from laser_ci.training.history import with_history_block
 
 
+@pytest.mark.parametrize(("value", "seconds"), [
+    (312, 312.0), (12.5, 12.5), ("95", 95.0), ("1e3", 1000.0), (0, None), (-30, None),
+    (None, None), ("", None), ("n/a", None), ([], None), ({}, None), ("nan", None),
+    (float("inf"), None), ("-inf", None), ("1e400", None), (10**400, None),
+])
+def test_seconds_of_keeps_finite_positive_durations(value: object,
+                                                    seconds: float | None) -> None:
+    from laser_ci.text.history import seconds_of
+
+    assert seconds_of(value) == seconds
+
+
 def test_absent_history_is_stated() -> None:
     assert history_lines(None) == ["history: none"]
     assert History.of([]) is None
     assert History.of([0.0, -1.0]) is None  # skipped runs carry no time
     assert History.of([float("inf"), float("nan")]) is None  # nor does a broken record
-    assert History.of([float("inf"), 60.0]).runtimes == (60.0,)
+    assert History.of([float("inf"), 10**400, 60.0]).runtimes == (60.0,)
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,16 @@ MAX_DIFF_LINES = 6
 _CODEC = NumberCodec()
 
 
+def seconds_of(value: Any) -> float | None:
+    """A recorded duration as seconds; None where it is missing, not a number, not finite
+    or not positive (an untimed run or job)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return x if math.isfinite(x) and x > 0 else None
+
+
 @dataclass(frozen=True)
 class History:
     """Earlier runtimes (oldest first, seconds) and what changed in the configuration since
@@ -53,8 +63,7 @@ class History:
 
     @classmethod
     def of(cls, runtimes: Sequence[float], diff: Sequence[str] | None = None) -> History | None:
-        kept = tuple(float(x) for x in runtimes
-                     if x is not None and x > 0 and math.isfinite(x))[-MAX_RUNS:]
+        kept = tuple(t for t in map(seconds_of, runtimes) if t is not None)[-MAX_RUNS:]
         if not kept:
             return None
         return cls(kept, None if diff is None else tuple(diff))
@@ -317,13 +326,9 @@ class RunJob:
         if not isinstance(job, dict) or not job.get("name") or job.get("conclusion") == "skipped":
             return None
         labels = job.get("runner_labels")
-        try:
-            seconds: float | None = float(job.get("run_time_s"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            seconds = None
+        seconds = seconds_of(job.get("run_time_s"))
         end = job.get("conclusion")
-        timed = (seconds is not None and math.isfinite(seconds) and seconds > 0
-                 and end not in UNTIMED_ENDS)
+        timed = seconds is not None and end not in UNTIMED_ENDS
         return cls(str(job["name"]),
                    tuple(str(x) for x in labels) if isinstance(labels, list) else (),
                    seconds if timed else None,

@@ -45,7 +45,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
@@ -119,16 +118,6 @@ def run_files(run: dict[str, Any], blobs: dict[str, str]) -> dict[str, str]:
     return {p: blobs[b] for p, b in files.items() if b in blobs}
 
 
-def runtime_seconds(value: Any) -> float:
-    """A ``run_time_s`` field as seconds: 0.0 where it is missing, not a number or not
-    finite (an untimed run or job; callers keep only positive times)."""
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return 0.0
-    return seconds if math.isfinite(seconds) else 0.0
-
-
 # --- examples ----------------------------------------------------------------------------
 
 
@@ -158,12 +147,13 @@ def examples_from_run(
     reader results between runs with the same files (keyed by path and blob ids). With
     ``renderers``, one function per example is appended to it: ``history -> text``, the
     example's job or workflow serialized again with that history block."""
+    from laser_ci.text.history import seconds_of
     from laser_ci.text.serialize import serialize_job, serialize_raw, serialize_workflow
     from laser_ci.workflows.model import RepoProfile
     from laser_ci.workflows.parse import read_workflows
 
-    runtime = runtime_seconds(run.get("run_time_s"))
-    if runtime <= 0:
+    runtime = seconds_of(run.get("run_time_s"))
+    if runtime is None:
         return []
     path = str(run.get("workflow_path") or "")
     base = dict(
@@ -214,8 +204,8 @@ def examples_from_run(
                 if len(matches) != 1:  # unmatched or ambiguous display name
                     continue
                 j = matches[0]
-                t = runtime_seconds(j.get("run_time_s"))
-                if t <= 0:
+                t = seconds_of(j.get("run_time_s"))
+                if t is None:
                     continue
                 jb = dict(base, conclusion=str(j.get("conclusion") or base["conclusion"]))
                 out.append(

@@ -19,16 +19,22 @@ DEFAULT_FOLDS = 5
 MAX_FOLDS = 100  # h % 100 has 100 values: more folds would leave some empty
 
 
-def repo_hash(repo: str) -> int:
-    """The first 8 hex digits of SHA-256 of ``owner/name``, as an integer."""
-    return int(hashlib.sha256(repo.encode("utf-8")).hexdigest()[:8], 16)
+def repo_digest(repo: str) -> str:
+    """SHA-256 of ``owner/name`` in hex: its first 8 digits place the repository."""
+    return hashlib.sha256(repo.encode("utf-8")).hexdigest()
 
 
 def fold_of(repo: str, k: int = DEFAULT_FOLDS) -> int:
     """The fold (0 .. ``k`` - 1) of a repository."""
+    return fold_of_digest(repo_digest(repo), k)
+
+
+def fold_of_digest(digest: str, k: int = DEFAULT_FOLDS) -> int:
+    """The fold of the repository whose :func:`repo_digest` starts with ``digest`` (8 hex
+    digits at least): where only the digest is kept (:mod:`laser_ci.training.scored`)."""
     if not 2 <= k <= MAX_FOLDS:
         raise ValueError(f"folds must be between 2 and {MAX_FOLDS}, not {k}")
-    return (repo_hash(repo) % 100) * k // 100
+    return (int(digest[:8], 16) % 100) * k // 100
 
 
 def assign_folds(repos: Iterable[str], k: int = DEFAULT_FOLDS) -> dict[str, int]:

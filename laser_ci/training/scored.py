@@ -8,34 +8,56 @@ truth and the ``prior`` and ``none`` regimes' (p10, p50, p90)
 times, so it stays under ``runs/``, which no session keeps. Pairing two predictors
 (``benchmarks/paired_runs.py``) needs less: per example and regime, the log error of the
 p50 and whether the p10-p90 band held the truth, with the repository to resample by. The
-errors file (:func:`write_errors`) keeps exactly that, the repository and example named
-by a digest and the fold by its number, so one fold's results can be committed and pooled
-with the folds of later sessions without the run times leaving the data folder.
+errors file (:func:`write_errors`) keeps exactly that, so one fold's results can be
+committed and pooled with the folds of later sessions:
 
-    {"key": "3f9c0e1a2b7d4c55", "repo": "a1b2c3d4e5f6", "fold": 3, "subset": "warm",
+    {"key": "3f9c0e1a2b7d4c55", "repo": "a1b2c3d4e5f6", "subset": "warm",
      "conclusion": "success", "predictor": "tabular", "prior": [0.4121, 1], "none": [...]}
+
+What it does not keep:
+
+* **Run times.** An error is |ln p50 - ln truth| and the p50 is not kept, so a run time
+  can be read back only where the p50 is known. It is for a predictor whose p50 is the same
+  on every example (``median``: the training median, which the shipped baselines publish),
+  so such a predictor is refused (:class:`ScoredError`); only the predictors asked for are
+  written.
+* **Names, in the clear.** The repository and the example are unsalted SHA-256 digests
+  (``repo``: the first 12 hex digits of :func:`laser_ci.training.folds.repo_digest`, whose
+  first 8 also give the fold for any K). They are pseudonyms: whoever has a list of
+  candidate names can test them. Rows are sorted by ``key``, not kept in the data's order.
+
+A predictions file's intervals resample repositories by name, an errors file's by digest:
+the same repositories in another order, so the two forms give the same n, log-MAE,
+differences and coverage, and intervals that differ by the bootstrap's draw.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
-from collections.abc import Iterator, Mapping
+import math
+import os
+import tempfile
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from laser_ci.training import metrics
-from laser_ci.training.folds import fold_of
+from laser_ci.training.folds import fold_of, fold_of_digest, repo_digest
 
 REGIMES = ("prior", "none")
 ERROR_DIGITS = 6  # |ln p50 - ln truth| to 1e-6: far below any difference a table prints
-ERRORS_FOLDS = 5  # the K of an errors file's "fold" (laser-ci eval --folds 5)
+KEY_DIGITS, REPO_DIGITS = 16, 12
+FIELDS = ("key", "repo", "subset", "conclusion", "predictor", *REGIMES)  # an errors row
+_READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError)
 
 
 class ScoredError(ValueError):
-    """A scored-examples file that cannot be read or paired."""
+    """A scored-examples file that cannot be read, written or paired."""
 
 
 @dataclass(frozen=True)
@@ -43,31 +65,31 @@ class Scored:
     """One predictor's result on one example, as pairing needs it."""
 
     key: str  # the example's digest: the same in both forms, so either pairs with either
-    repo: str  # what the intervals resample by: the name, or its digest in an errors file
-    fold: int | None  # None: not stored (a predictions file: from ``repo`` and K)
+    order: str  # what rows are sorted by: the key in the clear, or its digest
+    repo: str  # what intervals resample by: the name, or its digest in an errors file
+    digest: bool  # repo is a digest (an errors file)
     subset: str
     conclusion: str
     errors: Mapping[str, tuple[float, bool]]  # regime -> (|ln p50 - ln truth|, in p10-p90)
 
-    def fold_of(self, k: int) -> int:
-        if self.fold is not None:
-            if k != ERRORS_FOLDS:
-                raise ScoredError(f"an errors file stores folds of {ERRORS_FOLDS}, not {k}")
-            return self.fold
-        return fold_of(self.repo, k)
+    def fold(self, k: int) -> int:
+        """The example's fold of ``k`` (:func:`laser_ci.training.folds.fold_of`)."""
+        return fold_of_digest(self.repo, k) if self.digest else fold_of(self.repo, k)
 
 
-def _open(path: str | Path) -> IO[str]:
-    p = Path(path)
-    if p.suffix == ".gz":
-        return gzip.open(p, "rt", encoding="utf-8")
-    return p.open(encoding="utf-8")
+def digest(text: str, chars: int) -> str:
+    """The first ``chars`` hex digits of SHA-256 of ``text``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:chars]
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    p = Path(path)
     try:
-        with _open(path) as fh:
-            for n, line in enumerate(fh, 1):
+        with p.open("rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            binary: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            for n, line in enumerate(io.TextIOWrapper(binary, encoding="utf-8"), 1):
                 if not line.strip():
                     continue
                 try:
@@ -77,31 +99,46 @@ def _lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not isinstance(row, dict) or "predictor" not in row:
                     raise ScoredError(f"{path}:{n}: not a scored example")
                 yield n, row
-    except OSError as exc:
-        raise ScoredError(f"{path}: {exc.strerror or exc}") from None
+    except _READ_ERRORS as exc:
+        what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise ScoredError(f"{path}: cannot be read ({what})") from None
 
 
 def from_prediction(row: Mapping[str, Any]) -> Scored:
     """A predictions-file row (with its truth and bands) as its errors."""
-    truth = [row["runtime_s"]]
+    truth = [float(row["runtime_s"])]
     errors = {}
     for regime in REGIMES:
-        p10, p50, p90 = row[regime]
+        p10, p50, p90 = (float(x) for x in row[regime])
         errors[regime] = (float(metrics.log_errors([p50], truth)[0]),
                           bool(metrics.inside([p10], [p90], truth)[0]))
-    return Scored(digest(str(row["key"]), 16), str(row["repo"]), None, str(row["subset"]),
+    key = str(row["key"])
+    return Scored(digest(key, KEY_DIGITS), key, str(row["repo"]), False, str(row["subset"]),
                   str(row["conclusion"]), errors)
 
 
 def from_errors(row: Mapping[str, Any]) -> Scored:
     """An errors-file row."""
-    errors = {r: (float(row[r][0]), bool(row[r][1])) for r in REGIMES}
-    return Scored(str(row["key"]), str(row["repo"]), int(row["fold"]), str(row["subset"]),
-                  str(row["conclusion"]), errors)
+    errors = {}
+    for r in REGIMES:
+        err, hit = row[r]
+        if not (metrics.is_number(err) and err >= 0 and hit in (0, 1)):
+            raise ValueError(f"{r}: {row[r]!r}")
+        errors[r] = (float(err), bool(hit))
+    key, repo = str(row["key"]), str(row["repo"])
+    int(repo[:8], 16)  # a digest, or ValueError
+    return Scored(key, key, repo, True, str(row["subset"]), str(row["conclusion"]), errors)
+
+
+def _scored(path: str | Path, n: int, row: Mapping[str, Any]) -> Scored:
+    try:
+        return from_prediction(row) if "runtime_s" in row else from_errors(row)
+    except (KeyError, TypeError, ValueError, IndexError):
+        raise ScoredError(f"{path}:{n}: a scored example without its fields") from None
 
 
 def load(path: str | Path, predictor: str | None) -> dict[str, Scored]:
-    """``predictor``'s rows of a predictions or errors file (plain or ``.gz``), by key;
+    """``predictor``'s rows of a predictions or errors file (plain or gzip), by key;
     ``predictor`` None: the file's only predictor."""
     rows: dict[str, Scored] = {}
     names: set[str] = set()
@@ -109,37 +146,78 @@ def load(path: str | Path, predictor: str | None) -> dict[str, Scored]:
         names.add(str(row["predictor"]))
         if predictor is not None and row["predictor"] != predictor:
             continue
-        try:
-            scored = from_prediction(row) if "runtime_s" in row else from_errors(row)
-        except (KeyError, TypeError, ValueError, IndexError):
-            raise ScoredError(f"{path}:{n}: a scored example without its fields") from None
+        scored = _scored(path, n, row)
         rows[scored.key] = scored
     if predictor is None and len(names) > 1:
-        raise ScoredError(f"{path} holds {', '.join(sorted(names))}: pick one with --a/--b")
+        raise ScoredError(f"{path} holds {', '.join(sorted(names))}: name the one to use")
     if not rows:
-        raise ScoredError(f"{path}: no predictions of {predictor}")
+        raise ScoredError(f"{path}: no scored examples"
+                          + (f" of {predictor}" if predictor is not None else ""))
     return rows
 
 
-def digest(text: str, chars: int) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:chars]
+def errors_rows(predictions: str | Path, predictors: Sequence[str]) -> list[dict[str, Any]]:
+    """The errors-file rows of ``predictors``' rows of a predictions file, sorted by key.
+    Refused: a file that is not a predictions file, a predictor it lacks, and a predictor
+    whose p50 is the same on every example (its errors would give the run times back)."""
+    if not predictors:
+        raise ScoredError("no predictor to keep")
+    out: list[dict[str, Any]] = []
+    p50s: dict[str, dict[str, set[float]]] = {name: {r: set() for r in REGIMES}
+                                              for name in predictors}
+    count = dict.fromkeys(predictors, 0)
+    for n, row in _lines(predictions):
+        if "runtime_s" not in row:
+            raise ScoredError(f"{predictions}:{n}: not a predictions file's row")
+        name = str(row["predictor"])
+        if name not in p50s:
+            continue
+        s = _scored(predictions, n, row)
+        count[name] += 1
+        for r in REGIMES:
+            p50s[name][r].add(round(math.log(max(float(row[r][1]), 1.0)), ERROR_DIGITS))
+        out.append({
+            "key": s.key, "repo": repo_digest(s.repo)[:REPO_DIGITS], "subset": s.subset,
+            "conclusion": s.conclusion, "predictor": name,
+            **{r: [round(e, ERROR_DIGITS), int(hit)] for r, (e, hit) in s.errors.items()},
+        })
+    for name in predictors:
+        if not count[name]:
+            raise ScoredError(f"{predictions}: no scored examples of {name}")
+        if count[name] > 1 and any(len(p50s[name][r]) == 1 for r in REGIMES):
+            raise ScoredError(f"{predictions}: {name} predicts the same on every example; "
+                              "its errors would give the run times back")
+    out.sort(key=lambda r: (r["key"], r["predictor"]))
+    return out
 
 
-def write_errors(predictions: str | Path, out: str | Path) -> int:
-    """Every row of a predictions file as an errors-file row (``.gz`` when ``out`` ends so);
-    the number of rows written."""
-    n = 0
-    opener = gzip.open if Path(out).suffix == ".gz" else open
-    with opener(out, "wt", encoding="utf-8") as fh:
-        for _, row in _lines(predictions):
-            if "runtime_s" not in row:
-                raise ScoredError(f"{predictions} is not a predictions file")
-            s = from_prediction(row)
-            fh.write(json.dumps({
-                "key": s.key, "repo": digest(s.repo, 12),
-                "fold": fold_of(s.repo, ERRORS_FOLDS), "subset": s.subset,
-                "conclusion": s.conclusion, "predictor": row["predictor"],
-                **{r: [round(e, ERROR_DIGITS), int(i)] for r, (e, i) in s.errors.items()},
-            }) + "\n")
-            n += 1
-    return n
+def write_errors(predictions: str | Path, out: str | Path, predictors: Sequence[str]) -> int:
+    """``predictors``' rows of a predictions file as an errors file (:func:`errors_rows`),
+    gzip (byte for byte the same on a rerun) when ``out`` ends in ``.gz``; the rows
+    written. Nothing is written unless all of it is."""
+    target = Path(out)
+    try:
+        if target.exists() and target.resolve() == Path(predictions).resolve():
+            raise ScoredError(f"{out}: the errors file would replace its predictions file")
+    except OSError as exc:
+        raise ScoredError(f"{out}: {exc.strerror or exc}") from None
+    rows = errors_rows(predictions, predictors)
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+    if target.suffix == ".gz":
+        buf = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
+            gz.write(data)
+        data = buf.getvalue()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as exc:
+        raise ScoredError(f"{out}: cannot be written ({exc.strerror or exc})") from None
+    return len(rows)
