@@ -160,6 +160,10 @@ def test_gzip_errors_files_are_the_same_bytes_on_a_rerun(tmp_path: Path) -> None
     scored.write_errors(pred, tmp_path / "a.jsonl.gz", KEEP)
     scored.write_errors(pred, tmp_path / "b.jsonl.gz", KEEP)
     assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
+    # the mode of any file written here (a temporary file's 0600 would not be)
+    (tmp_path / "plain").write_text("")
+    modes = {(tmp_path / n).stat().st_mode & 0o777 for n in ("a.jsonl.gz", "plain")}
+    assert len(modes) == 1
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -39,7 +39,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -210,14 +209,12 @@ def write_errors(predictions: str | Path, out: str | Path, predictors: Sequence[
         data = buf.getvalue()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"  # the umask's mode
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+            tmp.write_bytes(data)
             os.replace(tmp, target)
         finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            tmp.unlink(missing_ok=True)
     except OSError as exc:
         raise ScoredError(f"{out}: cannot be written ({exc.strerror or exc})") from None
     return len(rows)
