@@ -47,7 +47,7 @@ from laser_ci.training.crossval import (  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import subset_of  # noqa: E402
 from laser_ci.training.pretrained import LoraSettings, PretrainedRecipe  # noqa: E402
-from laser_ci.training.scored import write_errors  # noqa: E402
+from laser_ci.training.scored import ScoredError, write_errors  # noqa: E402
 
 BASELINES = ["tabular", "history-median"]
 
@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                          "committed and pooled with other sessions' folds "
                          "(benchmarks/keep_errors.py)")
     args = ap.parse_args(argv)
+    if args.errors and Path(args.errors).resolve() == Path(args.predictions).resolve():
+        ap.error("--errors must not be the --predictions file")  # known before the fold runs
 
     from laser_ci.training.baselines import text_features
     from laser_ci.training.examples import load_examples
@@ -135,7 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:16} {mae(cold, list(range(len(test)))):12.3f} "
               f"{mae(prior, warm):8.3f} {mae(prior, changed):8.3f} {cov:9.1%}")
     if args.errors:
-        write_errors(args.predictions, args.errors, [lm_name, *BASELINES])
+        try:
+            write_errors(args.predictions, args.errors, [lm_name, *BASELINES])
+        except ScoredError as exc:  # the predictions are written: keep_errors.py can retry
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     print(f"wrote {args.predictions}" + (f" and {args.errors}" if args.errors else "")
           + f"; total {time.time() - t0:.0f} s")
     return 0
