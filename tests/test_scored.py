@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import math
 from pathlib import Path
 
+import bench
 import pytest
 
 from laser_ci.training import metrics, scored
 from laser_ci.training.folds import fold_of
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 KEEP = ["good", "bad"]
 GOOD = (b'{"predictor": "a", "key": "k", "repo": "0a1b2c3d4e5f", "subset": "warm", '
         b'"conclusion": "success", "prior": [0.1, 1], "none": [0.2, 0]}\n')
-
-
-def bench(name: str):  # noqa: ANN201
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def predictions(path: Path, repos: int = 12) -> list[dict]:
@@ -54,7 +45,7 @@ def predictions(path: Path, repos: int = 12) -> list[dict]:
 
 
 def pairs(a: Path, b: Path, pa: str = "good", pb: str = "bad") -> list[dict]:
-    paired_runs = bench("paired_runs")
+    paired_runs = bench.load("paired_runs")
     return paired_runs.compare(paired_runs.load(str(a), pa), paired_runs.load(str(b), pb))
 
 
@@ -113,7 +104,7 @@ def test_errors_file_pairs_as_the_predictions_file(tmp_path: Path, out: str) -> 
         assert s["lo"] - 1e-9 <= s["diff"] <= s["hi"] + 1e-9
 
     # one fold, any K: the digest places the repository as its name does
-    paired_runs = bench("paired_runs")
+    paired_runs = bench.load("paired_runs")
     for k in (3, 5):
         for f in range(k):
             by_digest = paired_runs.only_fold(paired_runs.load(str(err), "good"), f, k)
@@ -221,7 +212,7 @@ def test_missing_files_two_predictors_and_the_output_path(tmp_path: Path) -> Non
 
 
 def test_keep_errors_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    keep = bench("keep_errors")
+    keep = bench.load("keep_errors")
     pred = tmp_path / "pred.jsonl"
     predictions(pred)
     out = tmp_path / "kept" / "fold.jsonl.gz"
