@@ -112,3 +112,12 @@ def test_markdown_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "| row | entry | folds | runs | a | b |"
     assert "| cold | pooled | 0, 1 | 4 | 1.750 | - |" in out  # (1 * 1.0 + 3 * 2.0) / 4
+
+
+def test_kept_predictors_on_other_runs_are_refused(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    k = errors_file(tmp_path / "k.jsonl", 1)
+    lines = k.read_text().splitlines()
+    k.write_text("\n".join(lines[:-1]) + "\n")  # b lost its last run
+    assert pool_points.main([str(k), "--predictor", "a", "--predictor", "b"]) == 1
+    assert "b scored other runs than a" in capsys.readouterr().err
