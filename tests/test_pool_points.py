@@ -121,3 +121,20 @@ def test_kept_predictors_on_other_runs_are_refused(tmp_path: Path,
     k.write_text("\n".join(lines[:-1]) + "\n")  # b lost its last run
     assert pool_points.main([str(k), "--predictor", "a", "--predictor", "b"]) == 1
     assert "b scored other runs than a" in capsys.readouterr().err
+
+
+FOLDS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "folds"
+
+
+def test_kept_folds_are_the_folds_their_names_say() -> None:
+    """Every kept file in benchmarks/folds/ holds one fold, the F of its name, and the
+    recorded entries and kept files together count no fold twice (the README's command)."""
+    kept = sorted(FOLDS_DIR.glob("gemma_fold*.jsonl.gz"))
+    assert kept, "no kept fold files"
+    entries = pool_points.recorded(str(FOLDS_DIR / "gemma_recorded.json"))
+    for path in kept:
+        e = pool_points.kept(str(path), ["laser-gemma", "tabular", "history-median"], 5)
+        assert e.folds == (int(path.name.removeprefix("gemma_fold").split(".")[0]),)
+        entries.append(e)
+    pooled = pool_points.pool(entries, ["laser-gemma", "tabular", "history-median"])
+    assert pooled.folds == (0, 1, 2, 3, 4)
