@@ -1,17 +1,18 @@
 """Point estimates over every fold of a recipe run fold by fold: the kept folds' errors
-files and the folds the model card only records, pooled by runs-weighted mean.
+files and, for folds whose predictions are gone, the rows a model card records, pooled by
+runs-weighted mean.
 
 A fold run with ``one_fold.py --errors`` is kept (``benchmarks/folds/``) and pairs with
-the others with intervals (``paired_runs.py``). Folds run before files were kept survive
-only as the card's rounded rows, copied into a recorded file
-(``benchmarks/folds/gemma_recorded.json``). This script prints, per headline row (warm,
-workflow changed, cold; workflow runs, all conclusions), each entry's log-MAE and their
-mean weighted by runs, (sum of n_i * x_i) / (sum of n_i). Point estimates only: a
-recorded fold has no per-run errors, so nothing here has an interval.
+the others with intervals (``paired_runs.py``). A fold run before files were kept survives
+only as the card's rounded rows, which can be copied into a recorded file (a ``.json`` of
+``entries``, ``recorded()``). This script prints, per headline row (warm, workflow
+changed, cold; workflow runs, all conclusions), each entry's log-MAE and their mean
+weighted by runs, (sum of n_i * x_i) / (sum of n_i). Point estimates only: a recorded
+fold has no per-run errors, so nothing here has an interval. Gemma's five folds are all
+kept files since fold 1's rerun, so for them:
 
-    python benchmarks/pool_points.py benchmarks/folds/gemma_recorded.json \\
-        benchmarks/folds/gemma_fold*.jsonl.gz --predictor laser-gemma \\
-        --predictor tabular --predictor history-median [--markdown]
+    python benchmarks/pool_points.py benchmarks/folds/gemma_fold*.jsonl.gz \\
+        --predictor laser-gemma --predictor tabular --predictor history-median [--markdown]
 
 Refused, one line each: a fold both recorded and kept (or kept twice), a kept file
 without a predictor asked for, a recorded file without its fields. A predictor that an
@@ -72,7 +73,7 @@ def kept(path: str, predictors: Sequence[str], k: int) -> Entry:
 
 
 def recorded(path: str) -> list[Entry]:
-    """A recorded file's entries (``benchmarks/folds/gemma_recorded.json``)."""
+    """A recorded file's entries: ``{"entries": [{"folds", "source", "rows"}]}``."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
         out = []
