@@ -13,8 +13,11 @@ so the two are paired on the same held-out runs:
         --predictions runs/distill_fold0.jsonl
     python benchmarks/paired_runs.py runs/distill_fold0.jsonl runs/small_fold0.jsonl
 
-The teacher is the adapter ``one_fold.py --recipe gemma --keep TEACHER_KEEP`` kept for the
-fold (never trained here: a missing one is an error). Its samples are written to
+The teacher is the fold model ``one_fold.py --recipe gemma --keep TEACHER_KEEP`` kept (its
+adapter), or with ``--teacher shipped`` the fold's undistilled small model, ``one_fold.py
+--recipe shipped --base TEACHER_BASE --keep TEACHER_KEEP`` (self-distillation: the control
+that says whether a gain is Gemma's knowledge or the corpus texts'). It is never trained
+here: a missing one is an error. Its samples are written to
 ``OUT/teacher.jsonl`` and read again on a rerun; ``OUT/teacher.json`` records what they
 were made for, and a rerun with other settings (another fold) is refused. ``--texts``:
 corpus versions drawn (distinct texts, no labeled run's file or text, repositories of the
@@ -27,8 +30,10 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -40,11 +45,36 @@ from laser_ci.training.pretrained import ADAPTER_DIR, LoraSettings, PretrainedRe
 from laser_ci.training.train import PRETRAIN_MARKER  # noqa: E402
 
 
+def teacher_folder(recipe: str, keep: Path, fold: int) -> Path:
+    """What the teacher's fold model is read from: its kept adapter (gemma) or its kept fold
+    model's laser.json (shipped)."""
+    from laser_ci.predictors.lm import CONFIG_NAME
+
+    return keep / f"fold{fold}" / (ADAPTER_DIR if recipe == "gemma" else CONFIG_NAME)
+
+
+def teacher_model(args: argparse.Namespace, say: Callable[[str], None]) -> Any:
+    """The teacher's recipe, reusing its kept fold model; its samples raw (no band scales:
+    they are what the student learns, as Gemma's are)."""
+    if args.teacher == "gemma":
+        return PretrainedRecipe(Path(args.teacher_base), LoraSettings(device=args.device),
+                                reuse=True, keep=Path(args.teacher_keep),
+                                calibration_examples=0, num_samples=args.samples, log=say)
+    # one_fold.py --recipe shipped's settings, so that its kept fold model is reused
+    return LMRecipe(Path(args.teacher_base), keep=Path(args.teacher_keep), threads=2,
+                    prompt_lines=True, layout="shared-prefix", reuse=True, exact_last=True,
+                    samples=args.samples)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data_dir")
-    ap.add_argument("--teacher-base", required=True, help="the Gemma transformers folder")
-    ap.add_argument("--teacher-keep", required=True, help="one_fold.py --recipe gemma's --keep")
+    ap.add_argument("--teacher", choices=["gemma", "shipped"], default="gemma",
+                    help="the teacher's recipe (one_fold.py --recipe)")
+    ap.add_argument("--teacher-base", required=True,
+                    help="the Gemma transformers folder, or for a shipped teacher the "
+                         "label-free base its fold model was fine-tuned from")
+    ap.add_argument("--teacher-keep", required=True, help="one_fold.py's --keep of the teacher")
     ap.add_argument("--base", required=True, help="the small model's label-free base")
     ap.add_argument("--fold", type=int, default=0)
     ap.add_argument("--folds", type=int, default=5)
@@ -82,9 +112,11 @@ def main(argv: list[str] | None = None) -> int:
 
     rows_file, about_file = out / "teacher.jsonl", out / "teacher.json"
     # what the rows were made for: another fold's rows carry references fit on this fold
+    kept = teacher_folder(args.teacher, Path(args.teacher_keep), f)
     about = {"fold": f, "folds": k, "seed": args.seed, "texts": args.texts,
              "samples": args.samples, "teacher_base": args.teacher_base,
-             "adapter": str(Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR),
+             **({"adapter": str(kept)} if args.teacher == "gemma"
+                else {"teacher": args.teacher, "model": str(kept)}),
              **({"references": "out of fold"} if args.oof_references else {})}
     if rows_file.is_file():
         made = json.loads(about_file.read_text(encoding="utf-8")) if about_file.is_file() else {}
@@ -94,18 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         rows = distill.read_rows(rows_file)
         say(f"read {len(rows)} teacher rows from {rows_file}")
     else:
-        if not (Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR).is_dir():
-            raise SystemExit(f"{args.teacher_keep}/fold{f}: no kept adapter "
-                             "(benchmarks/one_fold.py --recipe gemma --keep)")
+        if not kept.exists():
+            raise SystemExit(f"{kept}: no kept teacher (benchmarks/one_fold.py --recipe "
+                             f"{args.teacher} --keep {args.teacher_keep} --fold {f})")
         texts = distill.corpus_texts_for(
             args.data_dir, lambda repo: fold_of(repo, k) not in (f, inner),
             max_texts=args.texts, seed=args.seed, exclude_texts={e.text for e in examples})
         say(f"{len(texts)} corpus texts of {len({t.repo for t in texts})} training repositories")
-        teacher = PretrainedRecipe(Path(args.teacher_base), LoraSettings(device=args.device),
-                                   reuse=True,
-                                   keep=Path(args.teacher_keep), calibration_examples=0,
-                                   num_samples=args.samples, log=say)
-        model = teacher.fit(train, val, f, k=k, tabular=tabular, feats=feats)
+        model = teacher_model(args, say).fit(train, val, f, k=k, tabular=tabular, feats=feats)
         if args.oof_references:
             refs_c = distill.corpus_references(texts, [*train, *val], k,
                                                tabular.info["params"], feats)
@@ -127,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     refs = recipe.references(train, val, tabular, k=k, feats=feats)
     marker = distill.fold_marker(
         json.loads((Path(args.base) / PRETRAIN_MARKER).read_text(encoding="utf-8")),
-        fold=f, folds=k, teacher={"base": args.teacher_base, "adapter":
-                                  str(Path(args.teacher_keep) / f"fold{f}" / ADAPTER_DIR),
+        fold=f, folds=k, teacher={"recipe": args.teacher, "base": args.teacher_base,
+                                  "adapter" if args.teacher == "gemma" else "model": str(kept),
                                   "samples_per_text": args.samples},
         texts=len(rows), targets=len(targets))
     say(f"training {args.base} on {len(targets)} teacher targets ({args.minutes} min)")

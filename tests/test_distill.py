@@ -313,3 +313,51 @@ def test_corpus_references_come_from_models_without_the_texts_fold(
     assert all(r is not None and r > 0 for r in refs)
     fixed = distill.FixedReferences({t.text: r for t, r in zip(texts, refs, strict=True)})
     assert prompt_references(fixed, [t.text for t in texts]) == refs
+
+
+def test_a_small_teacher_distills_from_its_kept_fold_model(tmp_path: Path, data: Path) -> None:
+    """benchmarks/distill_fold.py --teacher shipped: the fold's undistilled small model (kept
+    by the shipped recipe) writes the samples, read with out-of-fold references; a fold
+    without a kept model is an error, not a model trained here."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("optimum.exporters.onnx")
+    pytest.importorskip("lightgbm")
+    import bench
+    from click.testing import CliRunner
+
+    from laser_ci.cli import main
+    from laser_ci.training.examples import load_examples
+    from laser_ci.training.folds import fold_of, fold_parts
+
+    r = CliRunner().invoke(main, [
+        "train", "--pretrain-only", "--data", str(MINI), "--out", str(tmp_path / "b"),
+        "--size", "tiny", "--pretrain-steps", "2", "--vocab-size", "300",
+        "--pretrain-seq-len", "32", "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    base = tmp_path / "b" / "pretrained"
+    k, f = 3, 2
+    script = bench.load("distill_fold")
+    argv = [str(data), "--teacher", "shipped", "--teacher-base", str(base),
+            "--teacher-keep", str(tmp_path / "folds"), "--base", str(base), "--fold", str(f),
+            "--folds", str(k), "--texts", "10", "--samples", "3", "--minutes", "0.2",
+            "--epochs", "1", "--oof-references", "--out", str(tmp_path / "d")]
+    with pytest.raises(SystemExit, match="no kept teacher"):
+        script.main(argv)
+    assert not (tmp_path / "folds").exists()
+
+    examples = load_examples(data, history=True)
+    train, val = fold_parts(examples, [fold_of(e.repo, k) for e in examples], f, k)
+    LMRecipe(base, epochs=1, threads=1, device="cpu", prompt_lines=True,
+             layout="shared-prefix", exact_last=True, keep=tmp_path / "folds").fit(
+        train, val, f, k=k, tabular=fit_tabular(train, val))
+    assert script.main(argv) == 0
+    about = json.loads((tmp_path / "d" / "teacher.json").read_text())
+    assert about["teacher"] == "shipped" and about["references"] == "out of fold"
+    assert about["model"] == str(tmp_path / "folds" / "fold2" / "laser.json")
+    rows = distill.read_rows(tmp_path / "d" / "teacher.jsonl")
+    assert rows and all(len(r["samples"]) == 3 and r["reference"] > 0 for r in rows)
+    assert all(fold_of(r["repo"], k) not in (f, 0) for r in rows)  # 0: fold 2's inner fold
+    marker = json.loads((tmp_path / "d" / "base" / PRETRAIN_MARKER).read_text())
+    assert marker["labels"]["held_out_fold"] == f
+    assert marker["distilled"]["teacher"]["recipe"] == "shipped"
