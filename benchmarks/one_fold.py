@@ -19,6 +19,10 @@ form (:mod:`laser_ci.training.scored`), which is kept in ``benchmarks/folds/``:
         --base runs/base_corpus/pretrained --fold 0 --minutes 6 --keep runs/small_folds \\
         --predictions runs/small_fold0.jsonl
 
+``--recipe shipped`` alone is the small model's recipe as the distillation runs ran it (the
+median of earlier runs as the warm reference, bands fit on val); the shipped model's own
+recipe (model card, lever 6) adds ``--warm-anchor recent --shrink --epochs 1``.
+
 ``--base``: for ``gemma``, the GGUF dequantized and saved as a transformers folder (the
 loading recipe of ``../shared/docs/pretrained-models.md``); for ``shipped``, the label-free
 base of ``laser-ci train --pretrain-only`` (the model card's command). ``--reuse`` scores a
@@ -62,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kind", default="workflow", choices=["workflow", "job"])
     ap.add_argument("--minutes", type=float, default=50.0, help="fine-tuning time limit")
     ap.add_argument("--max-steps", type=int, default=None)
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="shipped recipe: fine-tune this many epochs (the shipped model: 1) "
+                         "instead of the recipe's default, within --minutes")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--lr", type=float, default=4e-4)
     ap.add_argument("--batch-size", type=int, default=8)
@@ -70,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
                          "there (the shipped recipe decodes its int8 ONNX graph on the CPU)")
     ap.add_argument("--calibration", type=int, default=300,
                     help="val examples the band scales are fit on")
+    ap.add_argument("--warm-anchor", choices=["median", "recent"], default="median",
+                    help="shipped recipe: the history figure a warm ratio is over (the "
+                         "shipped model's is recent; median as the distillation runs ran)")
+    ap.add_argument("--shrink", action="store_true",
+                    help="shipped recipe: shrink each regime's median toward its reference, "
+                         "fit on the val part (the shipped model's decoding)")
     ap.add_argument("--keep", default=None)
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--sample", type=int, default=None, help="score this many held-out runs")
@@ -109,9 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         lm_name = "laser-gemma"
     else:  # the model card's cross-validated recipe
         recipe = LMRecipe(Path(args.base), keep=keep, threads=2, minutes=args.minutes,
+                          epochs=args.epochs,
                           device=args.device,
                           prompt_lines=True, layout="shared-prefix", reuse=args.reuse,
-                          exact_last=True, calibrate_bands=True)
+                          exact_last=True, calibrate_bands=True,
+                          warm_anchor=args.warm_anchor, shrink=args.shrink)
         lm_name = LM_NAME
     work = FoldWork(examples, folds, scored, k, [*BASELINES, LM_NAME], "prior", recipe,
                     text_features(examples), False, None)

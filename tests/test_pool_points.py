@@ -126,15 +126,33 @@ def test_kept_predictors_on_other_runs_are_refused(tmp_path: Path,
 FOLDS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "folds"
 
 
-def test_kept_folds_are_the_folds_their_names_say() -> None:
-    """Every kept file in benchmarks/folds/ holds one fold, the F of its name, and the
-    kept files together are Gemma's five folds, each once (the README's command)."""
-    kept = sorted(FOLDS_DIR.glob("gemma_fold*.jsonl.gz"))
-    assert kept, "no kept fold files"
+# Each kept recipe: its file prefix and its language-model predictor's name.
+KEPT_RECIPES = {"gemma": "laser-gemma", "small": "laser-lm", "selfdistill": "laser-lm"}
+
+
+@pytest.mark.parametrize("recipe", sorted(KEPT_RECIPES))
+def test_kept_folds_are_the_folds_their_names_say(recipe: str) -> None:
+    """Every kept file of a recipe in benchmarks/folds/ holds one fold, the F of its
+    name, and the recipe's kept files together are its five folds, each once (the
+    README's commands)."""
+    predictors = [KEPT_RECIPES[recipe], "tabular", "history-median"]
+    kept = sorted(FOLDS_DIR.glob(f"{recipe}_fold*.jsonl.gz"))
+    assert kept, f"no kept fold files of {recipe}"
     entries = []
     for path in kept:
-        e = pool_points.kept(str(path), ["laser-gemma", "tabular", "history-median"], 5)
-        assert e.folds == (int(path.name.removeprefix("gemma_fold").split(".")[0]),)
+        e = pool_points.kept(str(path), predictors, 5)
+        assert e.folds == (int(path.name.removeprefix(f"{recipe}_fold").split(".")[0]),)
         entries.append(e)
-    pooled = pool_points.pool(entries, ["laser-gemma", "tabular", "history-median"])
+    pooled = pool_points.pool(entries, predictors)
     assert pooled.folds == (0, 1, 2, 3, 4)
+
+
+def test_kept_recipes_score_the_same_runs() -> None:
+    """The kept recipes of one fold scored the same held-out runs, so any two pair."""
+    for fold in range(5):
+        keys = {}
+        for recipe, predictor in KEPT_RECIPES.items():
+            path = FOLDS_DIR / f"{recipe}_fold{fold}.jsonl.gz"
+            keys[recipe] = set(pool_points.load_scored(str(path), predictor))
+        first = keys["gemma"]
+        assert all(k == first for k in keys.values()), f"fold {fold}"
