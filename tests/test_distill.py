@@ -361,3 +361,23 @@ def test_a_small_teacher_distills_from_its_kept_fold_model(tmp_path: Path, data:
     marker = json.loads((tmp_path / "d" / "base" / PRETRAIN_MARKER).read_text())
     assert marker["labels"]["held_out_fold"] == f
     assert marker["distilled"]["teacher"]["recipe"] == "shipped"
+
+    # its targets are cold texts only, so the shipped model's recipe (the recent median as
+    # the warm anchor) may fine-tune it though its own prompt says median; its fold model
+    # then reads the recent median
+    from laser_ci.predictors.lm import read_config
+
+    distilled = tmp_path / "d" / "base"
+    assert read_config(distilled, verify=False)["prompt"].get("warm_anchor", "median") == "median"
+    LMRecipe(distilled, epochs=1, threads=1, device="cpu", prompt_lines=True,
+             layout="shared-prefix", exact_last=True, warm_anchor="recent",
+             keep=tmp_path / "recent").fit(train, val, f, k=k, tabular=fit_tabular(train, val))
+    fold_model = read_config(tmp_path / "recent" / f"fold{f}", verify=False)
+    assert fold_model["prompt"]["warm_anchor"] == "recent"
+    # a model folder whose marker does not say so keeps the refusal
+    other = tmp_path / "other"
+    shutil.copytree(distilled, other)
+    (other / PRETRAIN_MARKER).write_text(json.dumps(
+        {**marker, "labels": {**marker["labels"], "from": "runs"}}))
+    with pytest.raises(CVError, match="warm outputs are over the history's median"):
+        LMRecipe(other, warm_anchor="recent")

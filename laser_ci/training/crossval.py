@@ -114,6 +114,14 @@ RECIPE_KEYS = ("max_prompt_tokens", "warm_target", "outcome", "cold_reference", 
                "warm_reference", "warm_anchor")
 
 
+def cold_targets_only(marker: dict[str, Any]) -> bool:
+    """Whether a base's marker says it was trained on cold targets alone: a teacher's
+    samples on corpus versions (:mod:`laser_ci.training.distill`), which carry no history,
+    so its warm outputs were never trained over either anchor and any recipe may set it."""
+    labels = marker.get("labels")
+    return isinstance(labels, dict) and labels.get("from") == "teacher"
+
+
 @dataclass
 class LMRecipe:
     """Fine-tune ``base`` on a fold's training examples, export int8, load it to score."""
@@ -204,7 +212,7 @@ class LMRecipe:
                               f"{self.max_prompt_tokens}-token recipe")
             upd["max_prompt_tokens"] = self.max_prompt_tokens
         own_anchor = self.warm_anchor if own is None else own.get("warm_anchor", "median")
-        if own_anchor != self.warm_anchor:
+        if own_anchor != self.warm_anchor and not cold_targets_only(self.pretrained):
             raise CVError(f"{self.base}: a model folder whose warm outputs are over the "
                           f"history's {own_anchor}; it cannot make a recipe over its "
                           f"{self.warm_anchor} (--lm-warm-anchor {own_anchor})")
