@@ -127,7 +127,13 @@ FOLDS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "folds"
 
 
 # Each kept recipe: its file prefix and its language-model predictor's name.
-KEPT_RECIPES = {"gemma": "laser-gemma", "small": "laser-lm", "selfdistill": "laser-lm"}
+KEPT_RECIPES = {
+    "gemma": "laser-gemma",
+    "small": "laser-lm",
+    "selfdistill": "laser-lm",
+    "shipped": "laser-lm",
+    "shippedself": "laser-lm",
+}
 
 
 @pytest.mark.parametrize("recipe", sorted(KEPT_RECIPES))
