@@ -161,6 +161,21 @@ def _base(folder: Path, marker: dict) -> Path:
     return folder
 
 
+def _tiny_base(out: Path) -> Path:
+    """A tiny label-free base pretrained for 2 steps on gha-mini (``laser-ci train
+    --pretrain-only``), its ``pretrained`` folder."""
+    from click.testing import CliRunner
+
+    from laser_ci.cli import main
+
+    r = CliRunner().invoke(main, [
+        "train", "--pretrain-only", "--data", str(MINI), "--out", str(out),
+        "--size", "tiny", "--pretrain-steps", "2", "--vocab-size", "300",
+        "--pretrain-seq-len", "32", "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    return out / "pretrained"
+
+
 @pytest.mark.parametrize(("labels", "fold", "k", "ok"), [
     ({"from": "teacher", "held_out_fold": 1, "folds": 3}, 1, 3, True),
     ({"from": "teacher", "held_out_fold": 1, "folds": 3}, 0, 3, False),
@@ -239,18 +254,10 @@ def test_distilled_base_trains_on_targets_then_fine_tunes_its_fold(tmp_path: Pat
     pytest.importorskip("transformers")
     pytest.importorskip("optimum.exporters.onnx")
     pytest.importorskip("lightgbm")
-    from click.testing import CliRunner
-
-    from laser_ci.cli import main
     from laser_ci.training.examples import load_examples
     from laser_ci.training.folds import fold_of, fold_parts, inner_fold
 
-    r = CliRunner().invoke(main, [
-        "train", "--pretrain-only", "--data", str(MINI), "--out", str(tmp_path / "b"),
-        "--size", "tiny", "--pretrain-steps", "2", "--vocab-size", "300",
-        "--pretrain-seq-len", "32", "--device", "cpu"])
-    assert r.exit_code == 0, r.output
-    base = tmp_path / "b" / "pretrained"
+    base = _tiny_base(tmp_path / "b")
     k, f = 3, 2  # acme/widgets (a corpus version) is in fold 2's training part
     inner = inner_fold(f, k)
     examples = load_examples(MINI, history=True)
@@ -324,18 +331,11 @@ def test_a_small_teacher_distills_from_its_kept_fold_model(tmp_path: Path, data:
     pytest.importorskip("optimum.exporters.onnx")
     pytest.importorskip("lightgbm")
     import bench
-    from click.testing import CliRunner
 
-    from laser_ci.cli import main
     from laser_ci.training.examples import load_examples
     from laser_ci.training.folds import fold_of, fold_parts
 
-    r = CliRunner().invoke(main, [
-        "train", "--pretrain-only", "--data", str(MINI), "--out", str(tmp_path / "b"),
-        "--size", "tiny", "--pretrain-steps", "2", "--vocab-size", "300",
-        "--pretrain-seq-len", "32", "--device", "cpu"])
-    assert r.exit_code == 0, r.output
-    base = tmp_path / "b" / "pretrained"
+    base = _tiny_base(tmp_path / "b")
     k, f = 3, 2
     script = bench.load("distill_fold")
     argv = [str(data), "--teacher", "shipped", "--teacher-base", str(base),
