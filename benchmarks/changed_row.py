@@ -18,6 +18,14 @@ with earlier runs (causal history, as ``eval --history prior`` builds it):
    ``laser-ci eval --folds N --history prior --predictor tabular --predictions FILE``
    writes: out-of-fold tabular p50s). ``median^(1-w) * tabular^w``, ``w`` picked per
    held-out fold on the other folds' changed runs.
+5. **The tabular model's ratio** (only with a ``--predictions`` file whose rows carry the
+   ``none`` column: out-of-fold tabular p50s without history, as ``benchmarks/one_fold.py
+   --predictions`` writes them). ``recent median * (T(this run) / T(before))**w``: the
+   tabular model reads the workflow file, so its ratio estimates what the change did and
+   the recent median keeps the level. ``T(before)`` is T of the latest earlier run
+   (``latest``) or the median of T over the last ``RECENT_RUNS`` earlier runs
+   (``recent``); the form and ``w`` are picked per held-out fold on the other folds'
+   changed runs, and the pick is paired against both the history and the recent median.
 
 Every difference is paired against the history median on the same runs, with the 95%
 interval of a bootstrap over repositories (:func:`laser_ci.training.metrics.paired_log_mae_diff`).
@@ -50,11 +58,15 @@ PERSIST_K = (1, 3, 5, 10, MAX_RUNS)
 BLEND_W = (0.0, 0.1, 0.2, 0.3, 0.5)
 
 
-Run = tuple[float, str, str | None]  # runtime, conclusion, workflow blob
+RATIO_W = (0.0, 0.25, 0.5, 0.75, 1.0)
+RATIO_FORMS = ("latest", "recent")
+
+
+Run = tuple[float, str, str | None, str]  # runtime, conclusion, workflow blob, run id
 
 
 def earlier_runs(examples: Sequence, blobs: dict[str, str | None]) -> list[list[Run]]:
-    """Per example: its earlier runs as ``(runtime, conclusion, blob)``, oldest first, the
+    """Per example: its earlier runs as ``(runtime, conclusion, blob, run id)``, oldest first, the
     last ``MAX_RUNS`` of them: the same rule as :func:`laser_ci.training.history.causal_histories`
     (strictly earlier commit date, one example per run)."""
     groups: dict[tuple, list[tuple[float, str, int]]] = {}
@@ -72,15 +84,32 @@ def earlier_runs(examples: Sequence, blobs: dict[str, str | None]) -> list[list[
                     first_of_run.setdefault(run, p)
             past = list(first_of_run.values())  # oldest first: members are sorted
             out[i] = [(examples[p].runtime_s, examples[p].conclusion,
-                       blobs.get(examples[p].run_id)) for p in past[-MAX_RUNS:]]
+                       blobs.get(examples[p].run_id), examples[p].run_id)
+                      for p in past[-MAX_RUNS:]]
     return out
 
 
 def persistence_median(runs: list[Run], k: int) -> float:
     """The median of the last ``k`` earlier runs that ended as the latest one did."""
     last = runs[-1][1]
-    same = [r for r, c, _ in runs if c == last][-k:]
+    same = [r[0] for r in runs if r[1] == last][-k:]
     return float(np.median(same))
+
+
+def ratio_reference(recent: float, t_this: float, t_before: float, w: float) -> float:
+    """``recent * (t_this / t_before) ** w``, every figure floored at 1 s as the metric
+    floors runtimes; ``w = 0`` is the recent median itself."""
+    return float(np.exp(np.log(max(recent, 1.0))
+                        + w * (np.log(max(t_this, 1.0)) - np.log(max(t_before, 1.0)))))
+
+
+def tabular_before(runs: list[Run], t: dict[str, float], form: str) -> float | None:
+    """T(before): the tabular p50 of the latest earlier run (``latest``) or the median of
+    those of the last ``RECENT_RUNS`` (``recent``); None when a run has no T."""
+    ids = [r[3] for r in runs[-1 if form == "latest" else -RECENT_RUNS:]]
+    if not ids or any(i not in t for i in ids):
+        return None
+    return float(np.median([t[i] for i in ids]))
 
 
 def pick_per_fold(cands: dict, true: np.ndarray, folds: np.ndarray, mask: np.ndarray,
@@ -115,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     ex = [every[i] for i in idx]
     before = [runs_before[i] for i in idx]
-    mismatch = sum(abs(np.median([r for r, _, _ in b]) - e.history.median) > 1e-6
+    mismatch = sum(abs(np.median([r[0] for r in b]) - e.history.median) > 1e-6
                    for e, b in zip(ex, before, strict=True))
     true = np.array([e.runtime_s for e in ex])
     groups = [e.repo for e in ex]
@@ -130,13 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     gch = [groups[i] for i in ch]
 
     print("\n1. an earlier run (of the last 20) with the same workflow blob as this run:")
-    same = [i for i in ch if any(b is not None and b == blobs.get(ex[i].run_id)
-                                 for _, _, b in before[i])]
+    same = [i for i in ch if any(r[2] is not None and r[2] == blobs.get(ex[i].run_id)
+                                 for r in before[i])]
     print(f"   {len(same)} of {len(ch)} changed runs", end="")
     if same:
         s = np.array(same)
-        same_med = np.array([np.median([r for r, _, b in before[i] if b == blobs.get(ex[i].run_id)])
-                             for i in same])
+        same_med = np.array([np.median([r[0] for r in before[i]
+                                        if r[2] == blobs.get(ex[i].run_id)]) for i in same])
         print(f": median of those runs {_lmae(same_med, true[s]):.3f} vs history median "
               f"{_lmae(med[s], true[s]):.3f}")
     else:
@@ -170,11 +199,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.predictions:
         tab: dict[str, float] = {}
+        cold: dict[str, float] = {}  # run id -> out-of-fold tabular p50 without history
         with open(args.predictions, encoding="utf-8") as fh:
             for line in fh:
                 row = json.loads(line)
                 if row.get("predictor") == "tabular":
                     tab[row["key"]] = float(row["prior"][1])
+                    if row.get("none"):
+                        cold[row["key"].rsplit("|", 1)[1]] = float(row["none"][1])
         keys = [f"{e.repo}|{e.workflow_path}|{e.kind}|{e.job_name or ''}|{e.run_id}" for e in ex]
         have = np.array([k in tab for k in keys])
         print(f"\n4. history median^(1-w) * out-of-fold tabular p50^w ({int(have.sum())} of "
@@ -195,7 +227,43 @@ def main(argv: list[str] | None = None) -> int:
                       f"changed {_lmae(picked[m], true[m]):.3f}, "
                       f"{paired_diff_text(picked[m], med[m], true[m], gm)}"
                       " vs history median")
+        ratio_row(ex, before, cold, recent, med, true, folds, changed, groups, args.folds)
     return 0
+
+
+def ratio_row(ex: Sequence, before: list[list[Run]], cold: dict[str, float], recent: np.ndarray,
+              med: np.ndarray, true: np.ndarray, folds: np.ndarray, changed: np.ndarray,
+              groups: list[str], n_folds: int) -> None:
+    """Section 5: the recent median times the tabular model's ratio, on the changed runs
+    whose run and earlier runs all have a cold tabular p50."""
+    print("\n5. recent median * (tabular p50 of this run / of the earlier runs)^w "
+          f"({len(cold)} runs with a tabular p50 without history)")
+    befores = {f: [tabular_before(b, cold, f) for b in before] for f in RATIO_FORMS}
+    m = changed & np.array([e.run_id in cold and all(befores[f][i] is not None
+                                                      for f in RATIO_FORMS)
+                            for i, e in enumerate(ex)])
+    print(f"   {int(m.sum())} of {int(changed.sum())} changed runs have them")
+    if not m.any():
+        return
+    cands = {(f, w): np.array([ratio_reference(recent[i], cold[e.run_id], befores[f][i], w)
+                               if m[i] else recent[i] for i, e in enumerate(ex)])
+             for f in RATIO_FORMS for w in RATIO_W}
+    gm = [groups[i] for i in np.flatnonzero(m)]
+    ratio = np.array([cold[ex[i].run_id] / max(befores["latest"][i], 1.0)
+                      for i in np.flatnonzero(m)])
+    print(f"   T(this) / T(latest earlier run): {np.mean(np.abs(np.log(ratio)) < 1e-6):.0%} "
+          "exactly 1; |log ratio| p50 p90 "
+          + " ".join(f"{v:.3f}" for v in np.quantile(np.abs(np.log(ratio)), [0.5, 0.9])))
+    for (f, w), c in cands.items():
+        print(f"   {f}, w={w}: changed {_lmae(c[m], true[m]):.3f}, "
+              f"{paired_diff_text(c[m], med[m], true[m], gm)} vs history median, "
+              f"{paired_diff_text(c[m], recent[m], true[m], gm)} vs recent median")
+    picked, picks = pick_per_fold(cands, true, folds, m, n_folds)
+    print(f"   form and w picked per fold on the other folds' changed runs {picks}: changed "
+          f"{_lmae(picked[m], true[m]):.3f} (history median {_lmae(med[m], true[m]):.3f}, "
+          f"recent median {_lmae(recent[m], true[m]):.3f}); "
+          f"{paired_diff_text(picked[m], med[m], true[m], gm)} vs history median, "
+          f"{paired_diff_text(picked[m], recent[m], true[m], gm)} vs recent median")
 
 
 if __name__ == "__main__":

@@ -42,9 +42,35 @@ def test_earlier_runs_match_the_history_line() -> None:
         if e.history is None:
             assert b == [] or e.runtime_s <= 0
             continue
-        assert tuple(r for r, _, _ in b) == e.history.runtimes
+        assert tuple(r[0] for r in b) == e.history.runtimes
         # changed means the latest earlier run's blob differs from this run's
         assert bool(e.changed) == (b[-1][2] != blobs.get(e.run_id))
+        assert all(isinstance(r[3], str) and r[3] != e.run_id for r in b)
+
+
+@pytest.mark.parametrize(("recent", "t_this", "t_before", "w", "expected"), [
+    (100.0, 200.0, 100.0, 0.0, 100.0),   # w = 0: the recent median
+    (100.0, 200.0, 100.0, 1.0, 200.0),   # w = 1: the whole ratio
+    (100.0, 400.0, 100.0, 0.5, 200.0),   # half the log ratio
+    (100.0, 50.0, 100.0, 1.0, 50.0),     # the change halves the tabular p50
+    (100.0, 0.0, 100.0, 1.0, 1.0),       # a 0 s T is floored at 1 s
+    (0.0, 10.0, 10.0, 1.0, 1.0),         # so is a 0 s recent median
+])
+def test_ratio_reference(recent, t_this, t_before, w, expected) -> None:
+    assert _module().ratio_reference(recent, t_this, t_before, w) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("form", "expected"), [
+    ("latest", 40.0),          # the latest earlier run's T
+    ("recent", 30.0),          # the median of the last 3 runs' T: 20, 30, 40
+])
+def test_tabular_before(form, expected) -> None:
+    runs = [(1.0, "success", None, r) for r in ("a", "b", "c", "d")]
+    t = {"a": 10.0, "b": 20.0, "c": 30.0, "d": 40.0}
+    assert _module().tabular_before(runs, t, form) == pytest.approx(expected)
+    t.pop("d")
+    assert _module().tabular_before(runs, t, form) is None   # a run without T
+    assert _module().tabular_before([], t, form) is None
 
 
 def test_pick_per_fold_uses_the_other_folds_only() -> None:
@@ -66,12 +92,14 @@ def test_runs_on_the_fixture(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         for e in examples:
             key = f"{e.repo}|{e.workflow_path}|{e.kind}|{e.job_name or ''}|{e.run_id}"
             fh.write(json.dumps({"key": key, "predictor": "tabular",
-                                 "prior": [1.0, 60.0, 600.0]}) + "\n")
+                                 "prior": [1.0, 60.0, 600.0],
+                                 "none": [1.0, len(e.text), 600.0]}) + "\n")
     assert mod.main(["--data", str(gha_mini.MINI), "--folds", "3",
                      "--predictions", str(preds)]) == 0
     out = capsys.readouterr().out
     assert "(0 whose rebuilt earlier runs disagree with the history line)" in out
     assert "4. history median^(1-w)" in out and "w picked per fold" in out
+    assert "5. recent median * (tabular p50" in out and "form and w picked per fold" in out
 
 
 def test_no_history_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
