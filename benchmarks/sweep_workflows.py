@@ -55,6 +55,34 @@ def corpus_files(data_dir: str) -> list[Todo]:
     return todo
 
 
+def write_checkout(root: Path, files: dict[str, str], blobs: dict[str, str]) -> None:
+    """Write a run's files (``{path: blob id}``) under ``root``; blobs not in ``blobs`` are
+    left out, as in a sparse checkout."""
+    for path, blob_id in files.items():
+        text = blobs.get(blob_id)
+        if text is None:
+            continue
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def estimate_file(root: Path, workflow_path: str) -> tuple[int, str, list[str]]:
+    """``laser-ci estimate <root>/<workflow_path> --repo-root <root> --format json``
+    in-process: its exit code, its stderr, and the messages of the errors it reported. An
+    exception escaping the CLI (a crash) propagates."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            main(["estimate", str(root / workflow_path), "--repo-root", str(root),
+                  "--format", "json"], standalone_mode=False)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    messages = [e["message"] for e in json.loads(out.getvalue())["errors"]] if code == 1 else []
+    return code, err.getvalue(), messages
+
+
 def main_(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir")
@@ -75,31 +103,17 @@ def main_(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for i, (label, workflow_path, files) in enumerate(todo):
             root = Path(tmp) / str(i)
-            for path, blob_id in files.items():
-                text = blobs.get(blob_id)
-                if text is None:
-                    continue
-                target = root / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-            wf = root / workflow_path
-            out, err = io.StringIO(), io.StringIO()
+            write_checkout(root, files, blobs)
             try:
-                with redirect_stdout(out), redirect_stderr(err):
-                    main(["estimate", str(wf), "--repo-root", str(root), "--format", "json"],
-                         standalone_mode=False)
-                code = 0
-            except SystemExit as exc:
-                code = int(exc.code or 0)
+                code, err, messages = estimate_file(root, workflow_path)
             except Exception:  # noqa: BLE001 - counting crashes is the point
                 crashes.append(f"{label} {workflow_path}\n{traceback.format_exc()}")
                 continue
             codes[code] += 1
-            if "Traceback" in err.getvalue():
-                crashes.append(f"{label} {workflow_path}\n{err.getvalue()}")
-            if code:
-                for e in json.loads(out.getvalue())["errors"]:
-                    reasons[e["message"].split(":")[0][:60]] += 1
+            if "Traceback" in err:
+                crashes.append(f"{label} {workflow_path}\n{err}")
+            for m in messages:
+                reasons[m.split(":")[0][:60]] += 1
     elapsed = time.perf_counter() - start
     print(f"workflow files: {len(todo)} (distinct repo + file version)")
     print(f"read cleanly (exit 0): {codes[0]}")

@@ -6,6 +6,7 @@ If a change here is intended, regenerate the golden files with
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -97,3 +98,25 @@ def test_hard_cut_as_last_resort() -> None:
 def test_custom_token_counter_is_used(ci: Workflow) -> None:
     chars = serialize_job(ci.jobs[1], ci, budget=400, count_tokens=len)
     assert len(chars) <= 400
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ({"a": 1}, {"a": True}),          # equal in Python (1 == True), written differently
+    ({"a": 1}, {"a": "1"}),
+    ({"a": 1}, {"a": 1.0}),
+    ([1, 2], [2, 1]),
+    ({"x": 1, "y": 2}, {"y": 2, "x": 1}),  # key order is kept in the text
+    ({"a": None}, {"a": "null"}),
+])
+def test_dump_cache_by_content_tells_values_apart(a, b) -> None:
+    from laser_ci.text import serialize as s
+
+    first = s._dump(a)
+    again = s._dump(copy.deepcopy(a))   # a distinct object, equal content: the same text
+    assert again == first
+    other = s._dump(b)
+    s._DUMPED.clear()
+    s._DUMPED_BY_REPR.clear()
+    assert s._dump(copy.deepcopy(b)) == other   # what the cache gave is what a fresh dump gives
+    assert s._dump(copy.deepcopy(a)) == first
+    assert other != first

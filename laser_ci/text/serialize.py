@@ -78,22 +78,33 @@ def _flow(value: Any, limit: int | None = None) -> str:
 
 
 _DUMPED: dict[int, tuple[Any, str]] = {}
+_DUMPED_BY_REPR: dict[str, str] = {}
+_MAX_REPR_KEY = 20_000  # longer values are not kept by content
 
 
 def _dump(value: Any) -> str:
     """One-line YAML flow of a structure, bounded in size; cached while the value lives
-    (a job is re-rendered several times while fitting the budget)."""
+    (a job is re-rendered several times while fitting the budget) and by content (``repr``
+    tells apart every value that dumps differently: the matrix instances and callers of a
+    reusable workflow repeat the same steps as distinct objects)."""
     hit = _DUMPED.get(id(value))
     if hit is not None and hit[0] is value:
         return hit[1]
-    budget = [MAX_FLOW_ITEMS]
-    try:
-        text = yaml.safe_dump(_plain(value, 0, budget), default_flow_style=True,
-                              sort_keys=False, width=1 << 30, allow_unicode=True).strip()
-    except yaml.YAMLError:
-        text = str(value)[:MAX_FLOW_STRING]
-    if text.endswith("\n..."):
-        text = text[:-4].strip()
+    key = repr(value)
+    text = _DUMPED_BY_REPR.get(key) if len(key) <= _MAX_REPR_KEY else None
+    if text is None:
+        budget = [MAX_FLOW_ITEMS]
+        try:
+            text = yaml.safe_dump(_plain(value, 0, budget), default_flow_style=True,
+                                  sort_keys=False, width=1 << 30, allow_unicode=True).strip()
+        except yaml.YAMLError:
+            text = str(value)[:MAX_FLOW_STRING]
+        if text.endswith("\n..."):
+            text = text[:-4].strip()
+        if len(key) <= _MAX_REPR_KEY:
+            if len(_DUMPED_BY_REPR) > 4096:
+                _DUMPED_BY_REPR.clear()
+            _DUMPED_BY_REPR[key] = text
     if len(_DUMPED) > 4096:
         _DUMPED.clear()
     _DUMPED[id(value)] = (value, text)
