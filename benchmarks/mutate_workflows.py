@@ -42,7 +42,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sweep_workflows import estimate_file, labeled_files, write_checkout  # noqa: E402
+from sweep_workflows import (  # noqa: E402
+    estimate_file,
+    labeled_files,
+    print_counts,
+    write_checkout,
+)
 
 from laser_ci.training.examples import load_blobs  # noqa: E402
 
@@ -109,31 +114,30 @@ def add_key(doc: Any, rng: random.Random) -> str:
     return f"add an unknown key under {_show(path)}"
 
 
-def _jobs(doc: Any) -> dict[Any, Any] | None:
+def _pick_job(doc: Any, rng: random.Random) -> tuple[Any, dict[Any, Any]] | str:
+    """A random job's id and mapping, or why there is none."""
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
-    return jobs if isinstance(jobs, dict) and jobs else None
-
-
-def bad_needs(doc: Any, rng: random.Random) -> str:
-    jobs = _jobs(doc)
-    if jobs is None:
+    if not isinstance(jobs, dict) or not jobs:
         return "no jobs"
     job_id = rng.choice(list(jobs))
     job = jobs[job_id]
-    if not isinstance(job, dict):
-        return "job not a mapping"
+    return (job_id, job) if isinstance(job, dict) else "job not a mapping"
+
+
+def bad_needs(doc: Any, rng: random.Random) -> str:
+    picked = _pick_job(doc, rng)
+    if isinstance(picked, str):
+        return picked
+    job_id, job = picked
     job["needs"] = rng.choice([job_id, "ghost-job", [job_id, "ghost-job"], [[job_id]], {job_id: 1}])
     return f"needs of {job_id!r} set to {_short(job['needs'])}"
 
 
 def odd_matrix(doc: Any, rng: random.Random) -> str:
-    jobs = _jobs(doc)
-    if jobs is None:
-        return "no jobs"
-    job_id = rng.choice(list(jobs))
-    job = jobs[job_id]
-    if not isinstance(job, dict):
-        return "job not a mapping"
+    picked = _pick_job(doc, rng)
+    if isinstance(picked, str):
+        return picked
+    job_id, job = picked
     matrix = rng.choice([
         {"a": list(range(100)), "b": list(range(100)), "c": list(range(100))},
         {"include": {"os": "x"}}, {"include": [1, None, "x", {"os": None}]},
@@ -258,15 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     print(f"workflow files: {len(todo)}, mutated runs: {runs} (seed {args.seed})")
     print("mutations: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
-    print(f"read cleanly (exit 0): {codes[0]}")
-    print(f"reported errors (exit 1): {codes[1]}")
-    print(f"other exit codes: {sum(v for k, v in codes.items() if k not in (0, 1))}")
-    print(f"crashes (tracebacks): {len(crashes)}")
     print(f"runs slower than {args.slow:g} s: {len(slow)}")
-    print(f"time: {elapsed:.1f} s ({1000 * elapsed / max(runs, 1):.1f} ms per run)")
-    print("most common error reasons:")
-    for reason, n in reasons.most_common(12):
-        print(f"  {n:5d}  {reason}")
+    print_counts(codes, reasons, crashes, elapsed, runs, "run")
     for s in slow[:5]:
         print(f"slow: {s}")
     for c in crashes[:5]:

@@ -83,6 +83,19 @@ def estimate_file(root: Path, workflow_path: str) -> tuple[int, str, list[str]]:
     return code, err.getvalue(), messages
 
 
+def print_counts(codes: collections.Counter[int], reasons: collections.Counter[str],
+                 crashes: list[str], elapsed: float, n: int, unit: str) -> None:
+    """The exit codes, crashes, time and the most common error reasons of a sweep."""
+    print(f"read cleanly (exit 0): {codes[0]}")
+    print(f"reported errors (exit 1): {codes[1]}")
+    print(f"other exit codes: {sum(v for k, v in codes.items() if k not in (0, 1))}")
+    print(f"crashes (tracebacks): {len(crashes)}")
+    print(f"time: {elapsed:.1f} s ({1000 * elapsed / max(n, 1):.1f} ms per {unit})")
+    print("most common error reasons:")
+    for reason, k in reasons.most_common(12):
+        print(f"  {k:5d}  {reason}")
+
+
 def main_(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir")
@@ -116,14 +129,7 @@ def main_(argv: list[str] | None = None) -> int:
                 reasons[m.split(":")[0][:60]] += 1
     elapsed = time.perf_counter() - start
     print(f"workflow files: {len(todo)} (distinct repo + file version)")
-    print(f"read cleanly (exit 0): {codes[0]}")
-    print(f"reported errors (exit 1): {codes[1]}")
-    print(f"other exit codes: {sum(v for k, v in codes.items() if k not in (0, 1))}")
-    print(f"crashes (tracebacks): {len(crashes)}")
-    print(f"time: {elapsed:.1f} s ({1000 * elapsed / max(len(todo), 1):.1f} ms per file)")
-    print("most common error reasons:")
-    for reason, n in reasons.most_common(10):
-        print(f"  {n:5d}  {reason}")
+    print_counts(codes, reasons, crashes, elapsed, len(todo), "file")
     for c in crashes[:3]:
         print(c, file=sys.stderr)
     return 1 if crashes else 0
