@@ -48,6 +48,10 @@ from laser_ci.report.jobs import (
     run_time_words,
     visible_workflows,
 )
+from laser_ci.report.markdown import code as _code
+from laser_ci.report.markdown import html as _html
+from laser_ci.report.markdown import text as _md
+from laser_ci.report.markdown import url_path
 from laser_ci.report.render import format_duration
 
 MARKER = "<!-- laser-ci:sticky-comment -->"
@@ -226,7 +230,8 @@ class Context:
     def blob_url(self, path: str, line: int | None = None) -> str | None:
         if not (self.repository and self.head_sha):
             return None
-        url = f"{self.server_url.rstrip('/')}/{self.repository}/blob/{self.head_sha}/{path}"
+        url = (f"{self.server_url.rstrip('/')}/{url_path(self.repository)}/blob/"
+               f"{url_path(self.head_sha)}/{url_path(path)}")
         return f"{url}#L{line}" if line else url
 
 
@@ -633,7 +638,7 @@ def _errors(result: Mapping[str, Any], ctx: Context) -> str:
         where = str(e.get("path") or "?")
         if e.get("line"):
             where += f":{e['line']}"
-        out.append(f"> - `{where}`: {_md(str(e.get('message') or ''))}")
+        out.append(f"> - {_code(where)}: {_md(str(e.get('message') or ''))}")
     return "\n".join(out) + "\n"
 
 
@@ -687,7 +692,7 @@ def _warm_line(result: Mapping[str, Any]) -> str:
         return ""
     history = result.get("history")
     branch = history.get("branch") if isinstance(history, Mapping) else None
-    on = f" on `{_md(str(branch))}`" if branch else ""
+    on = f" on {_code(str(branch))}" if branch else ""
     if warm == 0:
         return f"History: all {_plural(n, 'job')} **cold** (predicted from the workflow files alone)"
     return (
@@ -805,26 +810,4 @@ def _usd(x: float | None) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _md(text: str) -> str:
-    """Escapes what would break a table cell, start Markdown/HTML or @mention in a name."""
-    return (
-        text.replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("*", "\\*")
-        .replace("_", "\\_")
-        .replace("`", "\\`")
-        .replace("[", "\\[")
-        .replace("]", "\\]")
-        .replace("@", "@&#8203;")  # no @mentions from names in a PR
-        .replace("\n", " ")
-    )
-
-
-def _html(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("@", "@&#8203;").replace("\n", " ")
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from laser_ci.report import markdown
 from laser_ci.workflows.expressions import segments
 
 GROUP_MIN = 8  # instances of one job from which reports fold them into a group
@@ -64,8 +65,8 @@ def runner_label(job: Mapping[str, Any]) -> str:
 
 
 def code(text: str) -> str:
-    """A code span that text from a workflow cannot break out of."""
-    return "`" + str(text).replace("`", "'").replace("\n", " ").replace("\r", " ") + "`"
+    """A code span that text from a workflow cannot break out of (:func:`markdown.code`)."""
+    return markdown.code(str(text))
 
 
 def run_time_words(job: Mapping[str, Any]) -> str:

@@ -24,6 +24,9 @@ from laser_ci.report.jobs import (
     runner_label,
     visible_workflows,
 )
+from laser_ci.report.markdown import code as _code
+from laser_ci.report.markdown import html as _html
+from laser_ci.report.markdown import text as _md
 
 
 def format_duration(seconds: float | None) -> str:
@@ -159,13 +162,9 @@ def render_table(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _md_row(job: Mapping[str, Any]) -> str:
     marker = " ⚠️ dynamic matrix" if job.get("dynamic_matrix") and not job.get("expanded") else ""
-    return (f"| {_md(job_label(job))}{marker} | `{_md(runner_label(job))}` | "
+    return (f"| {_md(job_label(job))}{marker} | {_code(runner_label(job), table=True)} | "
             f"{format_duration(job['runtime_s']['p50'])} | {format_band(job['runtime_s'])} | "
             f"{_cost(job) or '–'} |")
 
@@ -174,7 +173,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     out: list[str] = []
     workflows = visible_workflows(result)
     for wf in workflows:
-        out.append(f"### {_md(wf['name'])} (`{wf['path']}`)")
+        out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})")
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
                    f"billable **{format_duration(wf['billable_s'])}**.")
@@ -186,13 +185,13 @@ def render_markdown(result: dict[str, Any]) -> str:
             if isinstance(entry, Group):
                 groups.append(entry)
                 name, runner, total, slowest, cost = _group_cells(entry)
-                out.append(f"| **{_md(name)}** (details below) | `{_md(runner)}` | {total} | "
+                out.append(f"| **{_md(name)}** (details below) | {_code(runner, table=True)} | {total} | "
                            f"{slowest} | {cost or '–'} |")
             else:
                 out.append(_md_row(entry))
         out.append("")
         for group in groups:
-            out.append(f"<details><summary>{_md(group.label)}: "
+            out.append(f"<details><summary>{_html(group.label)}: "
                        f"{_plural(group.count, 'instance')}</summary>")
             out.append("")
             out.append("| job | runner | p50 | p10 – p90 | cost |")
@@ -203,8 +202,9 @@ def render_markdown(result: dict[str, Any]) -> str:
             out.append("")
         notes = _notes(wf["jobs"])
         if notes:
+            # the notes are ours; the references in them are code spans (jobs.code)
             out.extend(f"- **{_md(label)}**{f' (and {n - 1} more)' if n > 1 else ''}: "
-                       f"{_md(note)}" for label, note, n in notes)
+                       f"{note}" for label, note, n in notes)
             out.append("")
         advice = [(job_label(job), a["message"]) for job in wf["jobs"]
                   for a in job.get("advice") or []]
@@ -220,7 +220,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append("")
         for err in result["errors"]:
             where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
-            out.append(f"- `{_md(where)}`: {_md(err['message'])}")
+            out.append(f"- {_code(where)}: {_md(err['message'])}")
         out.append("")
     if result.get("assumptions") and workflows:
         out.append("<details><summary>Assumptions behind the costs</summary>")

@@ -1,0 +1,58 @@
+"""Untrusted text (job and workflow names, file paths, branch names, runner labels: all from
+a pull request) written into GitHub-flavoured Markdown so that it reads as itself and
+nothing more: no table break, no link, image, HTML or @mention, no code span or blockquote
+break-out. Used by the PR comment (:mod:`laser_ci.report.comment`) and by ``laser-ci
+estimate --format markdown`` (:mod:`laser_ci.report.render`)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")  # newlines, tabs, other controls
+_BACKTICKS = re.compile(r"`+")
+
+
+def text(s: str) -> str:
+    """Inline Markdown text, in a paragraph or a table cell."""
+    return (
+        _CONTROL.sub(" ", s)
+        .replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("*", "\\*")
+        .replace("_", "\\_")
+        .replace("`", "\\`")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+        .replace("@", "@&#8203;")  # no @mentions from names in a PR
+    )
+
+
+def html(s: str) -> str:
+    """Text inside an HTML element (``<summary>``, ``<code>``, ``<b>``)."""
+    s = _CONTROL.sub(" ", s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace("@", "@&#8203;")
+
+
+def code(s: str, *, table: bool = False) -> str:
+    """An inline code span holding ``s`` verbatim: its fence is one backtick longer than the
+    longest run of backticks in it (CommonMark), padded with a space where ``s`` starts or
+    ends with a backtick or a space (one is stripped from each side when both are there);
+    line breaks become spaces, so a span cannot end a line, a list item or a blockquote.
+    Inside a span nothing is Markdown, HTML or a mention. In a table cell (``table``) a
+    pipe still splits the cell unless escaped, and GitHub removes the escape there."""
+    s = _CONTROL.sub(" ", s)
+    if table:
+        s = s.replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(s)), default=0) + 1)
+    if not s or s[0] in "` " or s[-1] in "` ":
+        s = f" {s} "
+    return f"{fence}{s}{fence}"
+
+
+def url_path(path: str) -> str:
+    """A repository path as a URL path: percent-encoded but for ``/``, so a space, ``)``,
+    ``#`` or ``?`` in a file name cannot end a Markdown link or its path early."""
+    return quote(path, safe="/")
