@@ -138,6 +138,14 @@ def test_missing_history_is_a_note(gh, tmp_path):
     assert {p for p, _ in index.jobs} == {CI}
 
 
+def test_a_hostile_workflow_name_stays_inside_its_code_span(gh, tmp_path):
+    # a PR can add a workflow file with any name; the note is Markdown in the comment
+    _, notes = fetch_history(_repo(gh), [".github/workflows/a` @you\n> [x](y).yml"],
+                             branch="main", cache_dir=tmp_path)
+    assert notes == ["no completed runs on `main` for ``a` @you > [x](y).yml``: cold-start "
+                     "predictions for their jobs"]
+
+
 def test_no_actions_read_is_a_note_after_one_request(gh, tmp_path):
     fault = gh.inject_forbidden(r"/actions/", method="GET", times=None)
     index, notes = fetch_history(_repo(gh), [CI, DOCS], branch="main", cache_dir=tmp_path)

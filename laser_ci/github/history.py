@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from laser_ci import __version__
+from laser_ci.report import markdown
 from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns, RunJob
 
 DEFAULT_MAX_RUNS = 20
@@ -146,8 +147,9 @@ def fetch_history(
             notes.append(stop.note)
             break
     if none_found:
-        names = ", ".join(f"`{p.rsplit('/', 1)[-1]}`" for p in sorted(none_found))
-        notes.append(f"no completed runs on `{branch}` for {names}: cold-start predictions "
+        # the notes are Markdown in the comment; a path comes from the PR: verbatim spans
+        names = ", ".join(markdown.code(p.rsplit("/", 1)[-1]) for p in sorted(none_found))
+        notes.append(f"no completed runs on {markdown.code(branch)} for {names}: cold-start predictions "
                      "for their jobs")
     return index, notes
 
