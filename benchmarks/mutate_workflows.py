@@ -14,6 +14,10 @@ in-process as a user would run it:
 - **text mutations**: the file cut at a random byte, a random byte inserted, a line
   doubled.
 
+Each result is also rendered as every text it is shown as (``--format table`` and
+``markdown``, the Action's job summary and PR comment), so a hostile name that reaches a
+renderer is exercised too.
+
 Printed: runs, how many read cleanly (exit 0), how many reported one-line errors (exit 1,
 grouped by reason), other exit codes, crashes (an exception escaping the CLI or a
 traceback on stderr: must be 0), runs slower than ``--slow`` seconds, and the time. Each
@@ -49,6 +53,8 @@ from sweep_workflows import (  # noqa: E402
     write_checkout,
 )
 
+from laser_ci.report.comment import render_pr_comment, render_summary  # noqa: E402
+from laser_ci.report.render import render  # noqa: E402
 from laser_ci.training.examples import load_blobs  # noqa: E402
 
 Path_ = tuple[Any, ...]  # keys and list indexes from the document's root
@@ -204,6 +210,15 @@ def _short(value: Any) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
+def render_all(result: dict[str, Any], workflow_path: str) -> None:
+    """Every text the result is shown as: the table and Markdown of ``laser-ci estimate``,
+    the Action's job summary and its PR comment (the file as changed); a crash propagates."""
+    render(result, "table")
+    render(result, "markdown")
+    render_summary(result)
+    render_pr_comment(result, {"workflows": []}, [workflow_path])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir")
@@ -241,8 +256,9 @@ def main(argv: list[str] | None = None) -> int:
                 runs += 1
                 t0 = time.perf_counter()
                 try:
-                    code, err, messages = estimate_file(root, workflow_path)
+                    code, err, messages, result = estimate_file(root, workflow_path)
                     crash = err if "Traceback" in err else None
+                    render_all(result, workflow_path)
                 except Exception:  # noqa: BLE001 - counting crashes is the point
                     code, messages, crash = -1, [], traceback.format_exc()
                 took = time.perf_counter() - t0

@@ -23,6 +23,7 @@ import time
 import traceback
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 from laser_ci.cli import main
 from laser_ci.training.examples import load_blobs, load_corpus, load_runs
@@ -67,9 +68,10 @@ def write_checkout(root: Path, files: dict[str, str], blobs: dict[str, str]) -> 
         target.write_text(text, encoding="utf-8")
 
 
-def estimate_file(root: Path, workflow_path: str) -> tuple[int, str, list[str]]:
+def estimate_file(root: Path, workflow_path: str) -> tuple[int, str, list[str], dict[str, Any]]:
     """``laser-ci estimate <root>/<workflow_path> --repo-root <root> --format json``
-    in-process: its exit code, its stderr, and the messages of the errors it reported. An
+    in-process: its exit code, its stderr, the messages of the errors it reported and the
+    result it printed. An
     exception escaping the CLI (a crash) propagates."""
     out, err = io.StringIO(), io.StringIO()
     try:
@@ -79,8 +81,9 @@ def estimate_file(root: Path, workflow_path: str) -> tuple[int, str, list[str]]:
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
-    messages = [e["message"] for e in json.loads(out.getvalue())["errors"]] if code == 1 else []
-    return code, err.getvalue(), messages
+    result = json.loads(out.getvalue()) if code in (0, 1) else {}
+    messages = [e["message"] for e in result["errors"]] if code == 1 else []
+    return code, err.getvalue(), messages, result
 
 
 def print_counts(codes: collections.Counter[int], reasons: collections.Counter[str],
@@ -118,7 +121,7 @@ def main_(argv: list[str] | None = None) -> int:
             root = Path(tmp) / str(i)
             write_checkout(root, files, blobs)
             try:
-                code, err, messages = estimate_file(root, workflow_path)
+                code, err, messages, _ = estimate_file(root, workflow_path)
             except Exception:  # noqa: BLE001 - counting crashes is the point
                 crashes.append(f"{label} {workflow_path}\n{traceback.format_exc()}")
                 continue

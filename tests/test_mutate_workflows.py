@@ -101,7 +101,7 @@ def test_a_crash_is_counted_and_written_out(monkeypatch: pytest.MonkeyPatch,
                                             tmp_path: Path) -> None:
     mod = _module()
 
-    def boom(root: Path, workflow_path: str) -> tuple[int, str, list[str]]:
+    def boom(root: Path, workflow_path: str) -> tuple[int, str, list[str], dict]:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(mod, "estimate_file", boom)
