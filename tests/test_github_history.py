@@ -162,6 +162,14 @@ def test_other_failures_are_notes_too(gh, tmp_path):
     assert notes == ["history unavailable (GitHub API 502: Server Error): cold-start predictions"]
 
 
+def test_an_api_message_is_text_in_the_note(gh, tmp_path):
+    # a proxy or an error page can answer with Markdown or HTML; the note is Markdown
+    gh.inject(r"/runs\?", 502, {"message": "<b>Bad</b> @ops [x](y)\n> quote"}, None, None, 1)
+    _, notes = fetch_history(_repo(gh), [CI], branch="main", cache_dir=tmp_path)
+    assert notes == ["history unavailable (GitHub API 502: &lt;b&gt;Bad&lt;/b&gt; @&#8203;ops "
+                     "\\[x\\](y) &gt; quote): cold-start predictions"]
+
+
 def test_jobs_forbidden_keeps_the_cached_runs(gh, tmp_path):
     fetch_history(_repo(gh), [CI], branch="main", max_runs=2, cache_dir=tmp_path)
     gh.inject_forbidden(r"/jobs\?", method="GET", times=None)

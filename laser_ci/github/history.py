@@ -260,7 +260,8 @@ def _failure_note(exc: Exception) -> str:
         if exc.status == 403:
             return NO_PERMISSION
         data = exc.data if isinstance(exc.data, dict) else {}
-        message = str(data.get("message") or exc)
+        # the note is Markdown in the comment: the API's text (a proxy's page, say) as text
+        message = markdown.text(str(data.get("message") or exc))
         return f"history unavailable (GitHub API {exc.status}: {message}): cold-start predictions"
     return f"history unavailable ({type(exc).__name__}): cold-start predictions"
 
