@@ -406,7 +406,7 @@ def test_train_data_parallel_on_two_cpu_processes(tmp_path: Path):
         pytest.skip("torchrun not installed")
     out = tmp_path / "ddp"
     r = subprocess.run(
-        [torchrun, "--nproc-per-node", "2", "-m", "laser_ci", "train", "--data", str(data),
+        [torchrun, "--standalone", "--nproc-per-node", "2", "-m", "laser_ci", "train", "--data", str(data),
          "--out", str(out), "--size", "tiny", "--pretrain-steps", "4", "--epochs", "6",
          "--patience", "1", "--lr", "3e-2", "--vocab-size", "300", "--max-prompt-tokens", "64",
          "--max-val-decode", "3", "--device", "cpu"],
