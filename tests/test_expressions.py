@@ -238,3 +238,51 @@ def test_the_serialized_text_substitutes_plain_references_only() -> None:
     assert evaluate_string("${{ matrix }}", ctx) == "${{ matrix }}"
     assert evaluate_string("${{ inputs.x }}", ctx) == "${{ inputs.x }}"  # only the run knows
     assert evaluate_string("${{ matrix['os'] }}", ctx) == "linux"
+
+
+def _segments_by_characters(text: str) -> list[tuple[bool, str, str]]:
+    """The reference: the scan one character at a time (the implementation before it used
+    ``str.find``)."""
+    out: list[tuple[bool, str, str]] = []
+    pos = 0
+    while True:
+        start = text.find("${{", pos)
+        if start < 0:
+            break
+        i, quoted, end = start + 3, False, -1
+        while i < len(text):
+            if text[i] == "'":
+                quoted = not quoted
+            elif not quoted and text.startswith("}}", i):
+                end = i
+                break
+            i += 1
+        if end < 0:
+            break
+        if start > pos:
+            out.append((False, text[pos:start], text[pos:start]))
+        out.append((True, text[start:end + 2], text[start + 3:end]))
+        pos = end + 2
+    if pos < len(text):
+        out.append((False, text[pos:], text[pos:]))
+    return out
+
+
+@pytest.mark.parametrize("text", [
+    "", "plain", "${{", "${{ }}", "}}${{", "${{ a }}", "x${{a}}y${{b}}z", "${{ 'b}}' }}",
+    "${{ 'unclosed }}", "${{ '' }}", "${{ 'it''s' }}}}", "${{ a }} ${{ 'x", "${{${{ a }}}}",
+    "${{ '}}' '}}' }} tail", "${{ }'}}", "a '${{ b }}' c", "${{ a }",
+])
+def test_segments_edge_values(text: str) -> None:
+    assert list(segments(text)) == _segments_by_characters(text)
+
+
+def test_segments_match_the_character_scan_on_random_strings() -> None:
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["${{", "}}", "'", "}", "{", "$", "a", " "]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 14)))
+        assert list(segments(text)) == _segments_by_characters(text), text
+

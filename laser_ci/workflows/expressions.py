@@ -53,6 +53,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import product
 from typing import Any
 
@@ -954,24 +955,32 @@ def evaluate(expr: str, contexts: Mapping[str, Any] | None = None, *,
 # --- strings with ${{ }} parts --------------------------------------------------------------
 
 
-def segments(text: str) -> list[tuple[bool, str, str]]:
+@lru_cache(maxsize=8192)
+def segments(text: str) -> tuple[tuple[bool, str, str], ...]:
     """``text`` as ``(is_expression, source, inner)`` pieces. An expression ends at the first
-    ``}}`` outside a single-quoted string; an unclosed ``${{`` is literal text."""
+    ``}}`` outside a single-quoted string; an unclosed ``${{`` is literal text. Cached: the
+    same strings recur in every matrix instance and every caller of a reusable workflow."""
     out: list[tuple[bool, str, str]] = []
     pos = 0
     while True:
         start = text.find("${{", pos)
         if start < 0:
             break
-        i, quoted, end = start + 3, False, -1
-        while i < len(text):
-            c = text[i]
-            if c == "'":
-                quoted = not quoted
-            elif not quoted and text.startswith("}}", i):
-                end = i
+        i, end = start + 3, -1
+        close = text.find("}}", i)
+        while close >= 0:  # outside quotes: the next `}}` ends it unless a quote opens first
+            if close < i:  # that one was quoted (each stretch of text is scanned once)
+                close = text.find("}}", i)
+                if close < 0:
+                    break
+            quote = text.find("'", i, close)  # bounded: no rescans past the `}}`
+            if quote < 0:
+                end = close
                 break
-            i += 1
+            unquote = text.find("'", quote + 1)
+            if unquote < 0:
+                break
+            i = unquote + 1
         if end < 0:
             break
         if start > pos:
@@ -980,7 +989,7 @@ def segments(text: str) -> list[tuple[bool, str, str]]:
         pos = end + 2
     if pos < len(text):
         out.append((False, text[pos:], text[pos:]))
-    return out
+    return tuple(out)
 
 
 def _piece(value: Any) -> Any:
