@@ -1,7 +1,7 @@
 """The mutation fuzzer's slowest case, timed on its own: a real workflow whose job ``common``
 calls a reusable workflow (opentelemetry-java-instrumentation's
 ``build-daily-no-build-cache.yml``), given a 256-instance matrix, through the real CLI
-(``laser-ci estimate --format json``, the default predictor). About 5,500 rows: the cost is
+(``laser-ci estimate --format json``, the default predictor): 5,686 rows. The cost is
 the expansion of every caller's called jobs, their serialization and their features.
 
     python benchmarks/reusable_matrix.py ../shared/data/gha-runs [--repeat 3]

@@ -968,19 +968,16 @@ def segments(text: str) -> tuple[tuple[bool, str, str], ...]:
             break
         i, end = start + 3, -1
         close = text.find("}}", i)
-        while close >= 0:  # outside quotes: the next `}}` ends it unless a quote opens first
-            if close < i:  # that one was quoted (each stretch of text is scanned once)
-                close = text.find("}}", i)
-                if close < 0:
-                    break
-            quote = text.find("'", i, close)  # bounded: no rescans past the `}}`
+        while close >= 0:  # the next `}}` ends it unless a quote opens before it
+            quote = text.find("'", i, close)
             if quote < 0:
                 end = close
                 break
-            unquote = text.find("'", quote + 1)
-            if unquote < 0:
+            i = text.find("'", quote + 1) + 1  # past the quoted string; 0: never closed
+            if i == 0:
                 break
-            i = unquote + 1
+            if close < i:  # that `}}` was quoted: the next one (each stretch scanned once)
+                close = text.find("}}", i)
         if end < 0:
             break
         if start > pos:
