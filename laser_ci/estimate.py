@@ -400,7 +400,9 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
         profile = profile_dir(root)
     result = estimate_files(DiskFiles(root), targets, predictor=predictor, profile=profile,
                             model_dir=model_dir, sizing=sizing, history=history)
-    result["errors"] = [e.to_json() for e in errors] + result["errors"]
+    # A file can be both a target and read by another (a called workflow): one line each.
+    both = [e.to_json() for e in errors] + result["errors"]
+    result["errors"] = list({(e["path"], e["line"], e["message"]): e for e in both}.values())
     return result
 
 

@@ -31,8 +31,12 @@ State (fill it with the ``add_*`` methods; all return the JSON dict they stored,
 you may edit in place; ``repo`` is always ``"owner/name"``):
 
 - ``add_repo(repo, default_branch="main", private=False, **fields)``
-- ``add_commit(repo, {path: text|bytes}, sha=None, branch=None, date=None)`` -> commit
-  sha: the whole file tree at that commit (contents, git trees and PR diffs read it).
+- ``add_commit(repo, {path: text|bytes|Symlink(target)}, sha=None, branch=None, date=None)``
+  -> commit sha: the whole file tree at that commit (contents, git trees and PR diffs read
+  it). A ``Symlink`` is a link (tree mode ``120000``): the contents API answers with the
+  file it points to when that is a file of the commit, else with ``"type": "symlink"`` and
+  no content. A file over 1 MB comes back from the contents API with ``"encoding":
+  "none"`` and no content, as from GitHub; read it through ``/git/blobs/{sha}``.
   ``set_ref(repo, name, sha)`` points a branch/tag name at a commit.
 - ``add_workflow(repo, path, name=None, id=None, state="active")`` (runs add one if missing)
 - ``add_run(repo, workflow_path=, head_sha=, created_at=, event="push", head_branch="main",
@@ -60,6 +64,7 @@ Endpoints (all ``GET`` unless noted; lists take ``per_page`` (default 30, max 10
                                                 (filter=latest|all)
     /repos/{o}/{r}/contents/{path}?ref=         (file: base64; directory: listing)
     /repos/{o}/{r}/git/trees/{sha|ref}?recursive=1
+    /repos/{o}/{r}/git/blobs/{sha}
     /repos/{o}/{r}/pulls/{n}                    /repos/{o}/{r}/pulls/{n}/files
     /repos/{o}/{r}/issues/{n}
     /repos/{o}/{r}/issues/{n}/comments          GET, POST {"body"}
@@ -102,6 +107,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DOCS = "https://docs.github.com/rest"
+CONTENTS_LIMIT = 1024 * 1024  # larger files: "encoding": "none" from the contents API
+
+
+@dataclass(frozen=True)
+class Symlink:
+    """A symbolic link in a commit; ``target`` as git stores it (relative to its folder)."""
+
+    target: str
 _RUN_FILTERS = ("actor", "branch", "check_suite_id", "created", "event", "head_sha", "status")
 _RUN_STATUSES = {"queued", "in_progress", "completed", "waiting", "requested", "pending"}
 
@@ -145,6 +158,11 @@ class HTTPError(Exception):
 def git_blob_sha(data: bytes) -> str:
     """The git object id of a blob, as GitHub reports it in trees and contents."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _b64_lines(data: bytes) -> str:
+    b64 = base64.b64encode(data).decode()
+    return "".join(b64[i : i + 60] + "\n" for i in range(0, len(b64), 60))
 
 
 def _now() -> str:
@@ -205,6 +223,7 @@ class FakeGitHub:
         self.runs: dict[str, list[dict[str, Any]]] = {}
         self.jobs: dict[int, list[dict[str, Any]]] = {}
         self.commits: dict[tuple[str, str], dict[str, bytes]] = {}
+        self.symlinks: dict[tuple[str, str], set[str]] = {}
         self.commit_dates: dict[tuple[str, str], str] = {}
         self.refs: dict[tuple[str, str], str] = {}
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
@@ -345,7 +364,11 @@ class FakeGitHub:
         date: str | None = None,
     ) -> str:
         self._repo(repo)
-        blobs = {p: (v.encode() if isinstance(v, str) else v) for p, v in files.items()}
+        links = {p for p, v in files.items() if isinstance(v, Symlink)}
+        blobs = {
+            p: v.target.encode() if isinstance(v, Symlink) else v.encode() if isinstance(v, str) else v
+            for p, v in files.items()
+        }
         if sha is None:
             h = hashlib.sha1(repo.encode())
             for p in sorted(blobs):
@@ -354,6 +377,7 @@ class FakeGitHub:
             sha = h.hexdigest()
         with self.lock:
             self.commits[(repo, sha)] = blobs
+            self.symlinks[(repo, sha)] = links
             self.commit_dates[(repo, sha)] = date or _now()
             if branch:
                 self.refs[(repo, branch)] = sha
@@ -978,6 +1002,9 @@ class FakeGitHub:
         if rest.startswith("/contents") and m == "GET":
             path = rest[len("/contents") :].strip("/")
             return self._contents(repo, path, q.get("ref"))
+        mt = re.fullmatch(r"/git/blobs/([0-9a-f]{40})", rest)
+        if mt and m == "GET":
+            return self._blob(repo, mt.group(1))
         mt = re.fullmatch(r"/git/trees/(.+)", rest)
         if mt and m == "GET":
             return self._tree(repo, mt.group(1), q.get("recursive") not in (None, "", "0", "false"))
@@ -1046,11 +1073,22 @@ class FakeGitHub:
         sha = self._resolve(repo, ref)
         files = self.commits[(repo, sha)]
         ref_shown = ref or self.repos[repo]["default_branch"]
+        links = self.symlinks.get((repo, sha), set())
+        if path in links:
+            target = self._link_target(path, files[path].decode())
+            if target in files and target not in links:
+                path = target  # GitHub answers with the file the link points to
+            else:
+                entry = self._content_entry(repo, ref_shown, path, files[path])
+                entry["type"], entry["target"], entry["download_url"] = "symlink", files[path].decode(), None
+                return 200, entry, {}
         if path in files:
             data = files[path]
             entry = self._content_entry(repo, ref_shown, path, data)
-            b64 = base64.b64encode(data).decode()
-            entry["content"] = "".join(b64[i : i + 60] + "\n" for i in range(0, len(b64), 60))
+            if len(data) > CONTENTS_LIMIT:
+                entry["content"], entry["encoding"] = "", "none"
+                return 200, entry, {}
+            entry["content"] = _b64_lines(data)
             entry["encoding"] = "base64"
             return 200, entry, {}
         prefix = path + "/" if path else ""
@@ -1062,8 +1100,34 @@ class FakeGitHub:
         if not children:
             raise HTTPError(404, "Not Found")
         listing = [self._content_entry(repo, ref_shown, prefix + n, children[n]) for n in sorted(children)]
+        for e in listing:
+            if e["path"] in links:
+                e["type"] = "symlink"
         listing.sort(key=lambda e: (e["type"] != "dir", e["name"]))
         return 200, listing, {}
+
+    @staticmethod
+    def _link_target(path: str, target: str) -> str:
+        parts = path.split("/")[:-1]
+        for part in target.split("/"):
+            if part == "..":
+                if not parts:
+                    return "\0outside"  # above the repository's root
+                parts.pop()
+            elif part not in ("", "."):
+                parts.append(part)
+        return "/".join(parts)
+
+    def _blob(self, repo: str, bsha: str) -> tuple[int, Any, dict[str, str]]:
+        for (r, _c), files in self.commits.items():
+            for data in files.values():
+                if r == repo and git_blob_sha(data) == bsha:
+                    return 200, {
+                        "sha": bsha, "node_id": "B_" + bsha[:12], "size": len(data),
+                        "url": f"{self.url}/repos/{repo}/git/blobs/{bsha}",
+                        "content": _b64_lines(data), "encoding": "base64",
+                    }, {}
+        raise HTTPError(404, "Not Found")
 
     def _tree(self, repo: str, treeish: str, recursive: bool) -> tuple[int, Any, dict[str, str]]:
         sha = None
@@ -1087,12 +1151,13 @@ class FakeGitHub:
             entries.append(
                 {"path": d, "mode": "040000", "type": "tree", "sha": tsha, "url": f"{api}/trees/{tsha}"}
             )
+        links = self.symlinks.get((repo, sha), set())
         for f, data in files.items():
             bsha = git_blob_sha(data)
             entries.append(
                 {
                     "path": f,
-                    "mode": "100644",
+                    "mode": "120000" if f in links else "100644",
                     "type": "blob",
                     "sha": bsha,
                     "size": len(data),

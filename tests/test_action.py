@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from fakegithub import FakeGitHub
+from fakegithub import CONTENTS_LIMIT, FakeGitHub, Symlink
 
 import laser_ci
 import laser_ci.predictors.choice
@@ -393,6 +393,47 @@ def test_pr_unreadable_workflow_fails_only_with_fail_on_error(tmp_path, github, 
 
     failed = _invoke(_env(tmp_path, github, event, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
     assert failed.exit_code == 1
+
+
+@pytest.mark.parametrize("truncated", [False, True], ids=["tree", "contents-listing"])
+def test_pr_large_and_linked_workflow_files_are_one_error_each(tmp_path, github, monkeypatch,
+                                                               truncated):
+    """What the contents API gives for a file over 1 MB (no content) or a link it does not
+    follow (no content either) is one error for that file; every other file is estimated."""
+    padding = "# " + "x" * 78 + "\n"
+    big = DOCS.replace("name: Docs", "name: Big") + padding * (CONTENTS_LIMIT // len(padding) + 100)
+    huge = DOCS + padding * (3 * CONTENTS_LIMIT // len(padding))
+    tree = dict(HEAD_TREE, **{
+        WF + "big.yml": big,                                   # 1.1 MB: read as a git blob
+        WF + "huge.yml": huge,                                 # 3 MB: over the 2 MB limit
+        WF + "outside.yml": Symlink("../../../etc/passwd"),    # out of the repository
+        WF + "folder.yml": Symlink("../actions"),              # to a folder
+        WF + "same.yml": Symlink("docs.yml"),                  # to a file: read as it
+    })
+    github.add_commit(REPO, tree, sha=HEAD2_SHA)
+    github.pulls[(REPO, NUMBER)]["head"]["sha"] = HEAD2_SHA
+    github.pull_files[(REPO, NUMBER)] = None
+    github.truncate_trees = truncated
+    event = json.loads(json.dumps(EVENT))
+    event["pull_request"]["head"]["sha"] = HEAD2_SHA
+
+    result = _invoke(_env(tmp_path, github, event), monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "could not estimate" not in result.output
+    data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    errors = {e["path"]: e["message"] for e in data["errors"]}
+    assert set(errors) == {WF + "huge.yml", WF + "outside.yml", WF + "folder.yml"}, errors
+    assert "larger than 2 MB" in errors[WF + "huge.yml"]
+    assert "symbolic link" in errors[WF + "outside.yml"]
+    assert "symbolic link" in errors[WF + "folder.yml"]
+    names = {wf["path"]: wf["name"] for wf in data["workflows"]}
+    assert names[WF + "big.yml"] == "Big"
+    assert names[WF + "same.yml"] == "Docs"
+    assert WF + "ci.yml" in names
+    if not truncated:  # the tree's sizes are enough: the huge file is not fetched
+        assert not github.requests_to(r"/contents/.*huge\.yml")
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    assert "huge.yml" in body and "[!WARNING]" in body
 
 
 def test_pr_renamed_workflow_is_compared_with_its_old_path(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ src/Sdk/WorkflowParser/ObjectTemplating/TemplateReader.cs), and stops alias expa
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import tracemalloc
@@ -187,6 +188,49 @@ def test_nonexistent_path(tmp_path: Path) -> None:
     assert_clean_failure(result)
     assert "error: " in result.stderr and "nope.yml" in result.stderr
     assert "no such file" in result.stderr
+
+
+@pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize(("make", "in_folder", "named"), [
+    (lambda p: p.symlink_to(p.parent / "gone.yml"), "odd.yml: broken symbolic link",
+     "odd.yml: broken symbolic link"),
+    (Path.mkdir, "odd.yml: a folder, not a workflow file",
+     "{arg}: no .yml or .yaml files in this folder"),  # a folder named: as given
+    (os.mkfifo, "odd.yml: not a regular file", "odd.yml: not a regular file"),  # open() blocks
+], ids=["broken-link", "folder", "fifo"])
+def test_a_workflow_name_that_is_not_a_file(tmp_path: Path, make, in_folder: str, named: str) -> None:
+    """In a folder, and named on the command line: one line naming it (repo-relative), the
+    rest estimated."""
+    (tmp_path / "good.yml").write_text(GOOD)
+    make(tmp_path / "odd.yml")
+    odd = str(tmp_path / "odd.yml")
+    for args, expected in (([str(tmp_path)], in_folder), ([str(tmp_path / "good.yml"), odd], named)):
+        result = run_estimate(*args)
+        assert_clean_failure(result)
+        assert "good.yml" in result.stdout
+        lines = [x for x in result.stderr.splitlines() if "odd.yml" in x]
+        assert lines == ["error: " + expected.format(arg=odd)], result.stderr
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_link_out_of_the_repository_is_not_followed(tmp_path: Path) -> None:
+    """A workflow, or a called one, linked to a file outside the checkout: never read."""
+    outside = tmp_path / "outside.yml"
+    outside.write_text(GOOD.replace("build:", "secret_job:"))
+    repo = tmp_path / "repo"
+    wf = repo / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "link.yml").symlink_to(outside)
+    (wf / "ci.yml").write_text("on: push\njobs:\n  call:\n    uses: ./.github/workflows/link.yml\n"
+                               "  ok:\n" + JOB)
+    result = run_estimate(str(wf), "--repo-root", str(repo))
+    assert_clean_failure(result)
+    assert "secret_job" not in result.output
+    assert " ok " in result.stdout
+    assert result.stderr.splitlines() == [
+        "error: .github/workflows/link.yml: a symbolic link out of the repository",
+        "error: .github/workflows/ci.yml:3: cannot read called workflow .github/workflows/link.yml",
+    ]
 
 
 @pytest.mark.usefixtures("fake_predictor")

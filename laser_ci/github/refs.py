@@ -3,12 +3,26 @@ the Action parses."""
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
 from laser_ci.workflows.model import RepoProfile
+from laser_ci.workflows.yamlload import MAX_BYTES, TOO_LARGE
 
 _YAML = (".yml", ".yaml")
+_NOT_A_FILE = "a symbolic link to something that is not a file of the repository"
+
+
+class Fetched(dict[str, bytes]):
+    """The files read so far, and why some paths gave no file (``why_missing``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unreadable: dict[str, str] = {}
+
+    def why_missing(self, path: str) -> str | None:
+        return self.unreadable.get(path)
 _LOCAL_USES = re.compile(r"""^[\s-]*uses\s*:\s*['"]?\./([^\s'"#@]*)""", re.MULTILINE)
 
 
@@ -22,7 +36,7 @@ class RefFiles:
 
     def __init__(self, repo: Any, ref: str) -> None:
         self.repo, self.ref = repo, ref
-        self.files: dict[str, bytes] = {}
+        self.files = Fetched()
         self.tree: dict[str, int] | None = None  # path -> size; None: unknown (listing failed)
         self._missing: set[str] = set()
         self._deps: dict[str, set[str]] = {}
@@ -52,6 +66,8 @@ class RefFiles:
             return self.files[path]
         if path in self._missing or (self.tree is not None and path not in self.tree):
             return None
+        if self.tree is not None and self.tree[path] > MAX_BYTES:
+            return self._unreadable(path, TOO_LARGE)
         from github import GithubException
 
         try:
@@ -64,8 +80,23 @@ class RefFiles:
         if isinstance(content, list):  # a folder
             self._missing.add(path)
             return None
-        self.files[path] = content.decoded_content
-        return self.files[path]
+        if content.type != "file":
+            # A link the API does not follow: to a folder, or out of the repository.
+            return self._unreadable(path, _NOT_A_FILE)
+        if int(content.size or 0) > MAX_BYTES:
+            return self._unreadable(path, TOO_LARGE)
+        if content.encoding == "base64":
+            data = content.decoded_content
+        else:  # over 1 MB the contents API leaves the content out ("encoding": "none")
+            blob = self.repo.get_git_blob(content.sha)
+            data = base64.b64decode(blob.content) if blob.encoding == "base64" else blob.content.encode()
+        self.files[path] = data
+        return data
+
+    def _unreadable(self, path: str, why: str) -> None:
+        self._missing.add(path)
+        self.files.unreadable[path] = why
+        return None
 
     def listdir(self, folder: str) -> list[str]:
         if self.tree is not None:
@@ -81,7 +112,7 @@ class RefFiles:
             raise
         if not isinstance(entries, list):
             return [entries.path]
-        return sorted(e.path for e in entries if e.type == "file")
+        return sorted(e.path for e in entries if e.type in ("file", "symlink"))
 
     def with_deps(self, path: str) -> bool:
         """Reads ``path`` and, transitively, the local files it ``uses:``; False if absent."""

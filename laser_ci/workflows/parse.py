@@ -71,7 +71,17 @@ MAX_EXPANDED_NODES = 500_000
 _TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
 
 
+OUT_OF_REPO = "a symbolic link out of the repository"
+
+
 class FileSource(Protocol):
+    """Repo-relative files; ``None`` for a file it does not have.
+
+    A source may also say why it has no file at a path (``why_missing(path) -> str | None``:
+    too large to fetch, a link to something outside the repository); the error then says so
+    instead of "no such file".
+    """
+
     def get(self, path: str, /) -> str | bytes | None: ...
 
 
@@ -83,13 +93,21 @@ class DiskFiles:
 
     def get(self, path: str, /) -> bytes | None:
         target = (self.root / path).resolve()
-        if target != self.root and self.root not in target.parents:
+        if not self._inside(target) or not target.is_file():  # a fifo would block open()
             return None
         try:
             with open(target, "rb") as fh:
                 return fh.read(MAX_BYTES + 1)
         except OSError:
             return None
+
+    def why_missing(self, path: str, /) -> str | None:
+        if not self._inside((self.root / path).resolve()):
+            return OUT_OF_REPO
+        return _not_a_file(self.root / path)
+
+    def _inside(self, target: Path) -> bool:
+        return target == self.root or self.root in target.parents
 
 
 def normalize(path: str) -> str:
@@ -214,7 +232,8 @@ class _Reader:
         shown = display or path
         result = self.load(path)
         if result is None:
-            self.error(shown, None, "no such file")
+            why = getattr(self.files, "why_missing", None)
+            self.error(shown, None, (why(path) if why else None) or "no such file")
             return None
         if result.error:
             self.error(shown, result.error_line, result.error)
@@ -563,28 +582,58 @@ def find_repo_root(start: Path) -> Path:
     return here
 
 
+def _not_a_file(p: Path) -> str:
+    """Why ``p`` (not a folder, not a regular file) cannot be read as a workflow."""
+    if p.is_symlink() and not p.exists():
+        return "broken symbolic link"
+    if p.is_dir():
+        return "a folder, not a workflow file"
+    if p.is_file():
+        return "not readable"
+    if p.exists():
+        return "not a regular file"
+    return "no such file or directory"
+
+
 def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
-    """Expand CLI paths (files or folders) to repo-relative workflow paths."""
+    """Expand CLI paths (files or folders) to repo-relative workflow paths.
+
+    A problem names its file repo-relative when the file lies in the repository, as the
+    reader's errors do, so that a file read twice (a target and a called workflow) is one
+    line; otherwise as given.
+    """
     targets: list[str] = []
     errors: list[ReadError] = []
+
+    def shown(f: Path) -> str:
+        try:  # the folder resolved, the file itself not (it may be a link)
+            return (f.absolute().parent.resolve() / f.name).relative_to(repo_root).as_posix()
+        except ValueError:
+            return str(f)
+
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
-            found = sorted(x for x in p.iterdir()
-                           if x.is_file() and x.suffix in (".yml", ".yaml"))
-            if not found:
+            named = sorted(x for x in p.iterdir() if x.suffix in (".yml", ".yaml"))
+            candidates = []
+            for x in named:
+                if x.is_file():
+                    candidates.append(x)
+                else:  # a broken link, a folder or a device named like a workflow
+                    errors.append(ReadError(shown(x), None, _not_a_file(x)))
+            if not named:
                 errors.append(ReadError(arg, None, "no .yml or .yaml files in this folder"))
-            candidates = found
         elif p.is_file():
             candidates = [p]
         else:
-            errors.append(ReadError(arg, None, "no such file or directory"))
+            errors.append(ReadError(shown(p), None, _not_a_file(p)))
             continue
         for f in candidates:
             try:
                 targets.append(f.resolve().relative_to(repo_root).as_posix())
             except ValueError:
-                errors.append(ReadError(str(f), None, f"outside the repository root {repo_root}"))
+                errors.append(ReadError(shown(f), None, OUT_OF_REPO if f.is_symlink()
+                                        else f"outside the repository root {repo_root}"))
     return list(dict.fromkeys(targets)), errors
 
 

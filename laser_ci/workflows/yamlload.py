@@ -28,6 +28,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_BYTES = 2 * 1024 * 1024
+TOO_LARGE = (f"file is larger than {MAX_BYTES // (1024 * 1024)} MB; "
+             "workflow files that large are not read")
 # Nodes after expanding aliases. GitHub's YamlObjectReader stops at 50,000 traversed nodes
 # (``c_maxYamlNodes``), aliases replayed, and fails the workflow ("Maximum YAML nodes exceeded").
 MAX_NODES = 50_000
@@ -242,8 +244,7 @@ def load_yaml(raw: str | bytes) -> LoadResult:
     size = len(raw.encode("utf-8", "replace") if isinstance(raw, str) else raw)
     if size > MAX_BYTES:
         # File sources may stop reading at MAX_BYTES + 1, so the true size is not known here.
-        return LoadResult(error=f"file is larger than {MAX_BYTES // (1024 * 1024)} MB; "
-                                "workflow files that large are not read", error_line=1)
+        return LoadResult(error=TOO_LARGE, error_line=1)
     text, err, line = decode_text(raw)
     if text is None:
         return LoadResult(error=err, error_line=line)
