@@ -35,6 +35,7 @@ from typing import Any
 import click
 
 from laser_ci.predictors.base import Predictor, Runtime, predicts_runner_sizes
+from laser_ci.report import plain
 from laser_ci.sizing.advice import SIZES_NOT_PREDICTED, Needs, PredictOn, advise
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
@@ -442,10 +443,10 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         if os.environ.get("LASER_CI_DEBUG"):
             raise
-        click.echo(f"laser-ci: error: {exc}", err=True)
+        click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
         sys.exit(2)
     click.echo(render(result, fmt), nl=False)
     for err in result["errors"]:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
-        click.echo(f"error: {where}: {err['message']}", err=True)
+        click.echo(plain.line(f"error: {where}: {err['message']}"), err=True)
     sys.exit(1 if result["errors"] else 0)

@@ -234,6 +234,23 @@ def test_a_link_out_of_the_repository_is_not_followed(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("fake_predictor")
+def test_hostile_names_reach_the_terminal_as_one_plain_line(tmp_path: Path) -> None:
+    """Escape sequences and newlines in a file name or a job name (a PR writes both) print as
+    spaces, on a terminal too (``color=True``: click keeps escapes for a TTY), so they can
+    neither drive the terminal nor start a line a CI runner reads as a workflow command."""
+    (tmp_path / "a\n::error::x.yml").write_text(
+        GOOD.replace("  build:\n", '  build:\n    name: "b\\e]0;title\\a\\n::warning::w"\n'))
+    (tmp_path / "bad\x1b[2J.yml").write_text("on: push\njobs: [\n")
+    result = CliRunner().invoke(main, ["estimate", str(tmp_path)], color=True)
+    assert_clean_failure(result)
+    for out in (result.stdout, result.stderr):
+        assert "\x1b" not in out and "\x07" not in out
+        assert not [x for x in out.splitlines() if x.startswith("::")], out
+    assert "a ::error::x.yml" in result.stdout and "b ]0;title  ::warning::w" in result.stdout
+    assert result.stderr.startswith("error: bad [2J.yml:3: invalid YAML")
+
+
+@pytest.mark.usefixtures("fake_predictor")
 def test_folder_without_workflows(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("hi")
     result = run_estimate(str(tmp_path))

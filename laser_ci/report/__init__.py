@@ -3,5 +3,6 @@
 ``render``: the terminal table, JSON and Markdown of ``laser-ci estimate``; ``comment``: the
 pull-request comment and job summary the Action posts; ``jobs``: what both show of a job
 (labels without raw ``${{ }}``, what only the run knows in words, groups of a job's
-instances, workflows that only run when called under their callers).
+instances, workflows that only run when called under their callers); ``markdown`` and
+``plain``: untrusted text made safe for Markdown and for a terminal or CI log.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")  # newlines, tabs, other controls
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # newlines, tabs, other controls
 _BACKTICKS = re.compile(r"`+")
 
 

@@ -27,6 +27,7 @@ from laser_ci.report.jobs import (
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import html as _html
 from laser_ci.report.markdown import text as _md
+from laser_ci.report.plain import line as _line
 
 
 def format_duration(seconds: float | None) -> str:
@@ -159,7 +160,7 @@ def render_table(result: dict[str, Any]) -> str:
     if result.get("assumptions") and workflows:
         lines.append("assumptions: " + " ".join(result["assumptions"]))
     lines.append(f"predictor: {result['predictor']}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(_line(x) for x in lines) + "\n"
 
 
 def _md_row(job: Mapping[str, Any]) -> str:

@@ -1,0 +1,18 @@
+"""Untrusted text (job and workflow names, file paths, runner labels: all from a pull
+request) on a terminal or in a CI log, so that it reads as itself and nothing more: one line
+each, no escape sequence (colours, cursor moves, window titles, hyperlinks), no line that a
+CI runner could take for a workflow command (``::error::``), no text reordered by a
+bidirectional override. Used by ``laser-ci estimate``'s table and its error lines."""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls (ESC, CSI, newlines, tabs), DEL, the Unicode line and paragraph
+# separators, and the bidirectional embeddings, overrides and isolates.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def line(s: str) -> str:
+    """``s`` as one line of plain text: each unsafe character becomes a space."""
+    return _UNSAFE.sub(" ", s)
