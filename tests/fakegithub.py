@@ -1108,6 +1108,8 @@ class FakeGitHub:
 
     @staticmethod
     def _link_target(path: str, target: str) -> str:
+        if target.startswith("/"):
+            return "\0outside"  # an absolute target is out of the repository
         parts = path.split("/")[:-1]
         for part in target.split("/"):
             if part == "..":

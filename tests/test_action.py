@@ -407,6 +407,7 @@ def test_pr_large_and_linked_workflow_files_are_one_error_each(tmp_path, github,
         WF + "big.yml": big,                                   # 1.1 MB: read as a git blob
         WF + "huge.yml": huge,                                 # 3 MB: over the 2 MB limit
         WF + "outside.yml": Symlink("../../../etc/passwd"),    # out of the repository
+        WF + "absolute.yml": Symlink("/etc/passwd"),           # out of it too
         WF + "folder.yml": Symlink("../actions"),              # to a folder
         WF + "same.yml": Symlink("docs.yml"),                  # to a file: read as it
     })
@@ -422,10 +423,12 @@ def test_pr_large_and_linked_workflow_files_are_one_error_each(tmp_path, github,
     assert "could not estimate" not in result.output
     data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
     errors = {e["path"]: e["message"] for e in data["errors"]}
-    assert set(errors) == {WF + "huge.yml", WF + "outside.yml", WF + "folder.yml"}, errors
+    assert set(errors) == {WF + "huge.yml", WF + "outside.yml", WF + "absolute.yml",
+                           WF + "folder.yml"}, errors
     assert "larger than 2 MB" in errors[WF + "huge.yml"]
     assert "symbolic link" in errors[WF + "outside.yml"]
     assert "symbolic link" in errors[WF + "folder.yml"]
+    assert "symbolic link" in errors[WF + "absolute.yml"]
     names = {wf["path"]: wf["name"] for wf in data["workflows"]}
     assert names[WF + "big.yml"] == "Big"
     assert names[WF + "same.yml"] == "Docs"

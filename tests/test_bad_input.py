@@ -234,6 +234,53 @@ def test_a_link_out_of_the_repository_is_not_followed(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("fake_predictor")
+def test_links_that_lead_nowhere_are_one_line_each_as_target_and_as_called(tmp_path: Path) -> None:
+    """A link loop, a broken link out of the repository, a link to a folder outside it and a
+    NUL byte in a called path: each is one error line, whether it is a workflow in the
+    folder or called by one, and the rest is estimated (these used to raise)."""
+    repo = tmp_path / "repo"
+    wf = repo / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "loop.yml").symlink_to("loop.yml")
+    (wf / "broken_out.yml").symlink_to(tmp_path / "nowhere" / "x.yml")
+    (wf / "outdir.yml").symlink_to(tmp_path)
+    calls = "".join(f"  c{i}:\n    uses: {u}\n" for i, u in enumerate(
+        ["./.github/workflows/loop.yml", "./.github/workflows/broken_out.yml",
+         "./.github/workflows/outdir.yml", '"./.github/workflows/a\\0.yml"']))
+    (wf / "caller.yml").write_text("on: push\njobs:\n" + calls + "  ok:\n" + JOB)
+    for args in ([str(wf)], [str(wf / "loop.yml"), str(wf / "caller.yml")]):
+        result = run_estimate(*args, "--repo-root", str(repo))
+        assert_clean_failure(result)
+        assert " ok " in result.stdout
+        lines = result.stderr.splitlines()
+        for name, reason in [("loop.yml", "a symbolic link loop"),
+                             ("broken_out.yml", "a symbolic link out of the repository"),
+                             ("outdir.yml", "a symbolic link out of the repository"),
+                             ("a .yml", "not a valid path (a NUL byte in its name)")]:
+            about = [x for x in lines if x.startswith(f"error: .github/workflows/{name}:")]
+            assert about == [f"error: .github/workflows/{name}: {reason}"], lines
+        assert len([x for x in lines if "cannot read called workflow" in x]) == 4, lines
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads past file permissions")
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_called_workflow_behind_a_folder_it_may_not_enter(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "locked").mkdir()
+    (repo / ".github" / "locked" / "a.yml").write_text(GOOD)
+    (repo / ".github" / "workflows" / "ci.yml").write_text(
+        "on: push\njobs:\n  c:\n    uses: ./.github/locked/a.yml\n  ok:\n" + JOB)
+    (repo / ".github" / "locked").chmod(0o644)  # readable, not searchable
+    try:
+        result = run_estimate(str(repo / ".github" / "workflows"))
+    finally:
+        (repo / ".github" / "locked").chmod(0o755)
+    assert_clean_failure(result)
+    assert "error: .github/locked/a.yml: not readable (Permission denied)" in result.stderr
+
+
+@pytest.mark.usefixtures("fake_predictor")
 def test_hostile_names_reach_the_terminal_as_one_plain_line(tmp_path: Path) -> None:
     """Escape sequences and newlines in a file name or a job name (a PR writes both) print as
     spaces, on a terminal too (``color=True``: click keeps escapes for a TTY), so they can

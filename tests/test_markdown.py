@@ -59,6 +59,7 @@ def test_code_span_in_a_table_escapes_the_pipe() -> None:
     ("*b* _i_ `c`", "\\*b\\* \\_i\\_ \\`c\\`"),
     ("two\nlines\ttab", "two lines tab"),
     ("back\\slash", "back\\\\slash"),
+    ("csi\x9b2J rtl\u202etxt.exe iso\u2066x\u2069", "csi 2J rtl txt.exe iso x "),
 ])
 def test_text(text: str, expected: str) -> None:
     assert markdown.text(text) == expected

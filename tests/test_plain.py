@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from laser_ci.report.plain import line
+from laser_ci.report.plain import _UNSAFE, json_text, line
 
 
 @pytest.mark.parametrize(("raw", "shown"), [
@@ -32,3 +34,15 @@ def test_below_0xa0_exactly_the_printable_characters_are_kept() -> None:
     for cp in range(0xa0):
         c = chr(cp)
         assert line(c) == (c if c.isprintable() else " "), hex(cp)
+
+
+@pytest.mark.parametrize("value", [
+    "x\x9b31m", "nel\x85", "ls\u2028ps\u2029", "abc\u202egnp", "\u2066i\u2069", "del\x7f",
+    "esc\x1b[2J\nnl", "plain ü 日本", "",
+])
+def test_json_text_keeps_the_value_and_prints_no_unsafe_character(value: str) -> None:
+    doc = {"name": value, "jobs": [{"label": value}]}
+    text = json_text(json.dumps(doc, indent=2, ensure_ascii=False))
+    assert json.loads(text) == doc
+    assert not _UNSAFE.search(text.replace("\n", ""))  # newlines: the indent's
+    assert ("ü" in text) == ("ü" in value)  # printable text stays readable, not escaped

@@ -81,8 +81,10 @@ class RefFiles:
             self._missing.add(path)
             return None
         if content.type != "file":
-            # A link the API does not follow: to a folder, or out of the repository.
-            return self._unreadable(path, _NOT_A_FILE)
+            # A link the API does not follow (to a folder, or out of the repository), or a
+            # submodule, which a folder listing without the tree calls a "file".
+            return self._unreadable(path, _NOT_A_FILE if content.type == "symlink"
+                                    else f"a {content.type}, not a workflow file")
         if int(content.size or 0) > MAX_BYTES:
             return self._unreadable(path, TOO_LARGE)
         if content.encoding == "base64":

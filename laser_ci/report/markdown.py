@@ -9,14 +9,15 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # newlines, tabs, other controls
+from laser_ci.report.plain import line as _line  # controls, newlines, bidi overrides: a space
+
 _BACKTICKS = re.compile(r"`+")
 
 
 def text(s: str) -> str:
     """Inline Markdown text, in a paragraph or a table cell."""
     return (
-        _CONTROL.sub(" ", s)
+        _line(s)
         .replace("\\", "\\\\")
         .replace("|", "\\|")
         .replace("<", "&lt;")
@@ -32,7 +33,7 @@ def text(s: str) -> str:
 
 def html(s: str) -> str:
     """Text inside an HTML element (``<summary>``, ``<code>``, ``<b>``)."""
-    s = _CONTROL.sub(" ", s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _line(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return s.replace("@", "@&#8203;")
 
 
@@ -43,7 +44,7 @@ def code(s: str, *, table: bool = False) -> str:
     line breaks become spaces, so a span cannot end a line, a list item or a blockquote.
     Inside a span nothing is Markdown, HTML or a mention. In a table cell (``table``) a
     pipe still splits the cell unless escaped, and GitHub removes the escape there."""
-    s = _CONTROL.sub(" ", s)
+    s = _line(s)
     if table:
         s = s.replace("|", "\\|")
     fence = "`" * (max((len(m) for m in _BACKTICKS.findall(s)), default=0) + 1)

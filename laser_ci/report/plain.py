@@ -2,7 +2,8 @@
 request) on a terminal or in a CI log, so that it reads as itself and nothing more: one line
 each, no escape sequence (colours, cursor moves, window titles, hyperlinks), no line that a
 CI runner could take for a workflow command (``::error::``), no text reordered by a
-bidirectional override. Used by ``laser-ci estimate``'s table and its error lines."""
+bidirectional override. Used by ``laser-ci estimate``'s table and its error lines, its JSON
+(the same characters escaped) and, before its own escaping, by :mod:`laser_ci.report.markdown`."""
 
 from __future__ import annotations
 
@@ -11,8 +12,17 @@ import re
 # C0 and C1 controls (ESC, CSI, newlines, tabs), DEL, the Unicode line and paragraph
 # separators, and the bidirectional embeddings, overrides and isolates.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# The same less C0, which json.dumps escapes in strings (a newline outside them is indent).
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def line(s: str) -> str:
     """``s`` as one line of plain text: each unsafe character becomes a space."""
     return _UNSAFE.sub(" ", s)
+
+
+def json_text(dumped: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with each unsafe character that
+    ``json.dumps`` leaves raw (DEL, C1 controls, line separators, bidirectional controls) as
+    a ``\\uXXXX`` escape: the same JSON value, safe to print (they only occur in strings)."""
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)

@@ -27,6 +27,7 @@ from laser_ci.report.jobs import (
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import html as _html
 from laser_ci.report.markdown import text as _md
+from laser_ci.report.plain import json_text as _json_text
 from laser_ci.report.plain import line as _line
 
 
@@ -236,7 +237,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 def render(result: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+        return _json_text(json.dumps(result, indent=2, ensure_ascii=False)) + "\n"
     if fmt == "markdown":
         return render_markdown(result)
     return render_table(result)

@@ -92,22 +92,52 @@ class DiskFiles:
         self.root = Path(root).resolve()
 
     def get(self, path: str, /) -> bytes | None:
-        target = (self.root / path).resolve()
-        if not self._inside(target) or not target.is_file():  # a fifo would block open()
-            return None
         try:
+            target = (self.root / path).resolve()
+            if not _inside(target, self.root) or not target.is_file():  # a fifo would block
+                return None
             with open(target, "rb") as fh:
                 return fh.read(MAX_BYTES + 1)
-        except OSError:
+        except _PATH_ERRORS:  # unreadable, a link loop, a NUL byte in the name
             return None
 
     def why_missing(self, path: str, /) -> str | None:
-        if not self._inside((self.root / path).resolve()):
-            return OUT_OF_REPO
-        return _not_a_file(self.root / path)
+        return why_unreadable(self.root / path, self.root)
 
-    def _inside(self, target: Path) -> bool:
-        return target == self.root or self.root in target.parents
+
+# What asking the file system about a path can raise: OSError (permission denied on a
+# folder on the way), RuntimeError (a link loop, Python < 3.13), ValueError (a NUL byte).
+_PATH_ERRORS = (OSError, RuntimeError, ValueError)
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def why_unreadable(p: Path, root: Path) -> str | None:
+    """``None`` for a regular file that lies in ``root`` (resolved), else why it cannot be
+    read as a workflow, in words. Never raises."""
+    try:
+        target = p.resolve()
+        if not _inside(target, root):
+            lexical = Path(os.path.abspath(p))
+            return OUT_OF_REPO if _inside(lexical, root) or p.is_symlink() \
+                else f"outside the repository root {root}"
+        if p.is_symlink() and not p.exists():
+            return "broken symbolic link"
+        if target.is_dir():
+            return "a folder, not a workflow file"
+        if target.is_file():
+            return None if os.access(target, os.R_OK) else "not readable (permission denied)"
+        if target.exists():
+            return "not a regular file"
+        return "no such file or directory"
+    except RuntimeError:
+        return "a symbolic link loop"
+    except ValueError:
+        return "not a valid path (a NUL byte in its name)"
+    except OSError as exc:
+        return f"not readable ({exc.strerror or 'error'})"
 
 
 def normalize(path: str) -> str:
@@ -574,25 +604,19 @@ def read_workflows(files: FileSource, targets: Sequence[str]) -> tuple[list[Work
 
 def find_repo_root(start: Path) -> Path:
     """The nearest folder at or above ``start`` that holds ``.github`` (else ``start``)."""
-    start = start.resolve()
-    here = start if start.is_dir() else start.parent
+    try:
+        start = start.resolve()
+        here = start if start.is_dir() else start.parent
+    except _PATH_ERRORS:  # a link loop, a folder it may not enter: read as given
+        start = Path(os.path.abspath(start))
+        here = start.parent
     for folder in (here, *here.parents):
-        if (folder / ".github").is_dir():
-            return folder
+        try:
+            if (folder / ".github").is_dir():
+                return folder
+        except _PATH_ERRORS:
+            continue
     return here
-
-
-def _not_a_file(p: Path) -> str:
-    """Why ``p`` (not a folder, not a regular file) cannot be read as a workflow."""
-    if p.is_symlink() and not p.exists():
-        return "broken symbolic link"
-    if p.is_dir():
-        return "a folder, not a workflow file"
-    if p.is_file():
-        return "not readable"
-    if p.exists():
-        return "not a regular file"
-    return "no such file or directory"
 
 
 def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
@@ -608,32 +632,31 @@ def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], 
     def shown(f: Path) -> str:
         try:  # the folder resolved, the file itself not (it may be a link)
             return (f.absolute().parent.resolve() / f.name).relative_to(repo_root).as_posix()
-        except ValueError:
+        except _PATH_ERRORS:
             return str(f)
 
     for arg in paths:
         p = Path(arg)
-        if p.is_dir():
-            named = sorted(x for x in p.iterdir() if x.suffix in (".yml", ".yaml"))
-            candidates = []
-            for x in named:
-                if x.is_file():
-                    candidates.append(x)
-                else:  # a broken link, a folder or a device named like a workflow
-                    errors.append(ReadError(shown(x), None, _not_a_file(x)))
+        try:
+            is_dir = p.is_dir()
+        except _PATH_ERRORS:
+            is_dir = False
+        if is_dir:
+            try:
+                named = sorted(x for x in p.iterdir() if x.suffix in (".yml", ".yaml"))
+            except OSError as exc:
+                errors.append(ReadError(arg, None, f"folder not readable ({exc.strerror or 'error'})"))
+                continue
             if not named:
                 errors.append(ReadError(arg, None, "no .yml or .yaml files in this folder"))
-        elif p.is_file():
-            candidates = [p]
         else:
-            errors.append(ReadError(shown(p), None, _not_a_file(p)))
-            continue
-        for f in candidates:
-            try:
+            named = [p]
+        for f in named:  # a broken link, a folder or a device named like a workflow: its error
+            why = why_unreadable(f, repo_root)
+            if why is not None:
+                errors.append(ReadError(shown(f), None, why))
+            else:
                 targets.append(f.resolve().relative_to(repo_root).as_posix())
-            except ValueError:
-                errors.append(ReadError(shown(f), None, OUT_OF_REPO if f.is_symlink()
-                                        else f"outside the repository root {repo_root}"))
     return list(dict.fromkeys(targets)), errors
 
 
