@@ -12,6 +12,7 @@ from laser_ci.workflows.yamlload import MAX_BYTES, TOO_LARGE
 
 _YAML = (".yml", ".yaml")
 _NOT_A_FILE = "a symbolic link to something that is not a file of the repository"
+_LOCAL_USES = re.compile(r"""^[\s-]*uses\s*:\s*['"]?\./([^\s'"#@]*)""", re.MULTILINE)
 
 
 class Fetched(dict[str, bytes]):
@@ -23,7 +24,6 @@ class Fetched(dict[str, bytes]):
 
     def why_missing(self, path: str) -> str | None:
         return self.unreadable.get(path)
-_LOCAL_USES = re.compile(r"""^[\s-]*uses\s*:\s*['"]?\./([^\s'"#@]*)""", re.MULTILINE)
 
 
 class RefFiles:

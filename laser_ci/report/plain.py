@@ -11,9 +11,10 @@ import re
 
 # C0 and C1 controls (ESC, CSI, newlines, tabs), DEL, the Unicode line and paragraph
 # separators, and the bidirectional embeddings, overrides and isolates.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-# The same less C0, which json.dumps escapes in strings (a newline outside them is indent).
-_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ABOVE_C0 = r"\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(rf"[\x00-\x1f{_ABOVE_C0}]")
+# Less C0, which json.dumps escapes in strings (a newline outside them is its indent).
+_RAW_IN_JSON = re.compile(f"[{_ABOVE_C0}]")
 
 
 def line(s: str) -> str:

@@ -72,6 +72,13 @@ _TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
 
 
 OUT_OF_REPO = "a symbolic link out of the repository"
+# What asking the file system about a path can raise: OSError (permission denied on a
+# folder on the way), RuntimeError (a link loop, Python < 3.13), ValueError (a NUL byte).
+_PATH_ERRORS = (OSError, RuntimeError, ValueError)
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
 
 
 class FileSource(Protocol):
@@ -103,15 +110,6 @@ class DiskFiles:
 
     def why_missing(self, path: str, /) -> str | None:
         return why_unreadable(self.root / path, self.root)
-
-
-# What asking the file system about a path can raise: OSError (permission denied on a
-# folder on the way), RuntimeError (a link loop, Python < 3.13), ValueError (a NUL byte).
-_PATH_ERRORS = (OSError, RuntimeError, ValueError)
-
-
-def _inside(target: Path, root: Path) -> bool:
-    return target == root or root in target.parents
 
 
 def why_unreadable(p: Path, root: Path) -> str | None:
