@@ -79,11 +79,13 @@ and whose path-plus-query (prefix removed, percent-decoded, e.g.
 - ``inject_rate_limit(pattern, reset_in=1.0, status=403)``: ``API rate limit exceeded``
   with ``X-RateLimit-Remaining: 0`` and ``X-RateLimit-Reset`` ``reset_in`` seconds ahead.
 - ``inject_secondary_rate_limit(pattern, retry_after=1)``: 403 with ``Retry-After``.
-- ``inject_server_error(pattern, status=500)``: ``{"message": "Server Error"}``.
+- ``inject_server_error(pattern, status=500, after=False)``: ``{"message": "Server Error"}``.
 - ``inject_forbidden(pattern, method=None)``: 403 ``Resource not accessible by
   integration`` (what a read-only ``GITHUB_TOKEN`` gets when it writes).
-- ``inject(pattern, status, body, headers=None, method=None, times=1)``: anything else;
-  ``body`` is a JSON-able object, or ``str``/``bytes`` sent as is (malformed answers).
+- ``inject(pattern, status, body, headers=None, method=None, times=1, after=False)``:
+  anything else; ``body`` is a JSON-able object, or ``str``/``bytes`` sent as is
+  (malformed answers). ``after=True``: the endpoint does its work first and its answer is
+  lost (a 502 after a comment was stored).
 
 Requests: ``gh.requests`` is the list of ``Request(method, path, query, headers, body,
 status)`` answered so far (path without prefix or query; ``query`` a ``{name: value}``
@@ -138,6 +140,7 @@ class Fault:
     method: str | None = None
     times: int | None = 1
     hits: int = 0
+    after: bool = False  # the endpoint runs first, then this answer replaces its own
 
     def matches(self, method: str, target: str) -> bool:
         if self.times is not None and self.hits >= self.times:
@@ -669,8 +672,9 @@ class FakeGitHub:
         headers: dict[str, str] | None = None,
         method: str | None = None,
         times: int | None = 1,
+        after: bool = False,
     ) -> Fault:
-        fault = Fault(pattern, status, body, dict(headers or {}), method, times)
+        fault = Fault(pattern, status, body, dict(headers or {}), method, times, after=after)
         with self.lock:
             self.faults.append(fault)
         return fault
@@ -710,9 +714,11 @@ class FakeGitHub:
         return self.inject(pattern, 403, body, {"Retry-After": str(retry_after)}, method, times)
 
     def inject_server_error(
-        self, pattern: str, status: int = 500, method: str | None = None, times: int | None = 1
+        self, pattern: str, status: int = 500, method: str | None = None, times: int | None = 1,
+        after: bool = False,
     ) -> Fault:
-        return self.inject(pattern, status, {"message": "Server Error"}, None, method, times)
+        return self.inject(pattern, status, {"message": "Server Error"}, None, method, times,
+                           after=after)
 
     def inject_forbidden(self, pattern: str, method: str | None = None, times: int | None = 1) -> Fault:
         body = {
@@ -861,8 +867,7 @@ class FakeGitHub:
             fault = next((f for f in self.faults if f.matches(method, target)), None)
             if fault is not None:
                 fault.hits += 1
-                status, payload, headers = fault.status, fault.body, dict(fault.headers)
-            else:
+            if fault is None or fault.after:
                 try:
                     self._check_auth(req)
                     status, payload, headers = self._route(req)
@@ -871,6 +876,8 @@ class FakeGitHub:
                     payload = {"message": e.message, "documentation_url": DOCS, "status": str(e.status)}
                 except Exception as e:  # a bug in the fake: answer 500, keep serving
                     status, payload = 500, {"message": f"fakegithub: {type(e).__name__}: {e}"}
+            if fault is not None:
+                status, payload, headers = fault.status, fault.body, dict(fault.headers)
             req.status = status
             used = len(self.requests)
         if isinstance(payload, bytes):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -357,6 +358,76 @@ def test_pr_read_only_token_gets_a_notice_and_the_summary(tmp_path, github, monk
     out = _outputs(tmp_path)
     assert set(out) == {"json", "total-billable-minutes", "critical-path-minutes"}
     assert json.loads(Path(out["json"]).read_text())["comment"] == {"status": "forbidden"}
+
+
+def test_pr_comment_api_down_keeps_the_report(tmp_path, github, monkeypatch):
+    # retries run out (urllib3's RetryError, not a GithubException): before, the estimate
+    # was lost, summary, outputs and JSON with it
+    github.inject_server_error(rf"/issues/{NUMBER}/comments$", status=502, method="GET",
+                               times=None)
+    result = _invoke(_env(tmp_path, github), monkeypatch)
+
+    assert result.exit_code == 0, result.output
+    assert "::warning::laser-ci could not comment on the pull request: RetryError" in result.output
+    assert "could not estimate" not in result.output
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "**4 of 5 workflows changed**" in summary
+    out = _outputs(tmp_path)
+    assert json.loads(Path(out["json"]).read_text())["comment"] == {"status": "failed"}
+    failed = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+    assert failed.exit_code == 1
+
+
+def test_pr_comment_is_posted_once_when_its_answer_is_lost(tmp_path, github, monkeypatch):
+    # GitHub stores the comment, the gateway answers 502: PyGithub's default retried the
+    # POST, and every retry was another sticky comment
+    fault = github.inject_server_error(rf"/issues/{NUMBER}/comments$", status=502,
+                                       method="POST", times=3, after=True)
+    result = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+
+    assert result.exit_code == 0, result.output
+    assert fault.hits == 1
+    comments = github.comments(REPO, NUMBER)
+    assert len(comments) == 1 and comments[0]["body"].startswith(MARKER)
+    out = json.loads(Path(_outputs(tmp_path)["json"]).read_text())
+    assert out["comment"]["status"] == "created" and out["comment"]["id"] == comments[0]["id"]
+
+
+def test_pr_rate_limited_comment_is_a_warning_not_a_fork_notice(tmp_path, github,
+                                                                 monkeypatch):
+    github.inject_secondary_rate_limit(rf"/issues/{NUMBER}/comments$", method="POST",
+                                       times=None)
+    result = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+
+    assert result.exit_code == 1
+    assert "expected for pull requests from forks" not in result.output
+    assert "::warning::laser-ci could not comment on the pull request: GitHub API 403: " \
+        "You have exceeded a secondary rate limit" in result.output
+    assert len(github.requests_to(rf"/issues/{NUMBER}/comments$", method="POST")) == 1
+
+
+def test_pr_comment_edit_is_retried(tmp_path, github, monkeypatch):
+    assert _invoke(_env(tmp_path, github), monkeypatch).exit_code == 0
+    github.issue_comments[(REPO, NUMBER)][0]["body"] += "\nan older report"
+    fault = github.inject_server_error(r"/issues/comments/\d+$", status=502, method="PATCH")
+    result = _invoke(_env(tmp_path, github, LASER_CI_FAIL_ON_ERROR="true"), monkeypatch)
+
+    assert result.exit_code == 0, result.output
+    assert fault.hits == 1
+    assert "an older report" not in github.comments(REPO, NUMBER)[0]["body"]
+
+
+def test_pr_rate_limit_is_not_waited_out_for_an_hour(tmp_path, github, monkeypatch):
+    # PyGithub's default sleeps until X-RateLimit-Reset; the estimate goes on cold instead
+    _add_history(github)
+    github.inject_rate_limit(r"/actions/workflows/[^/]+/runs", reset_in=3600, times=None)
+    start = time.monotonic()
+    result = _invoke(_env(tmp_path, github), monkeypatch)
+
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - start < 30
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    assert "history unavailable (GitHub API rate limit): cold-start predictions" in body
 
 
 def test_pr_comment_false_only_writes_the_summary(tmp_path, github, monkeypatch):

@@ -174,12 +174,25 @@ def test_truncated_to_the_comment_limit(head: dict, base: dict) -> None:
         dict(job, name=f"shard {i} of a very long matrix with a long name") for i in range(2000)
     ]
     text = render_pr_comment(big, base, CHANGED, context=CTX)
-    assert len(text) <= COMMENT_LIMIT
+    assert len(text) <= COMMENT_LIMIT.count
     assert text.startswith(MARKER)
     assert "65,536-character limit" in text
     assert text.count("<details") == text.count("</details>")
     full = render_pr_comment(big, base, CHANGED, context=CTX, limit=comment.SUMMARY_LIMIT)
-    assert len(full) > COMMENT_LIMIT and "65,536" not in full
+    assert len(full) > COMMENT_LIMIT.count and "65,536" not in full
+
+
+@pytest.mark.parametrize("name", ["ascii shard name", "テストシャード名前付き"], ids=["ascii", "cjk"])
+def test_the_job_summary_fits_its_limit_in_bytes(name: str) -> None:
+    # the runner drops a step's whole summary past 1 MiB, counted in bytes: three per CJK
+    # character, so a summary counted in characters passed it
+    job = {"name": "", "runtime_s": {"p10": 1, "p50": 2, "p90": 3}}
+    jobs = [dict(job, name=f"{name} {i} " + name * 8) for i in range(6000)]
+    result = {"workflows": [{"path": "w.yml", "name": "W", "jobs": jobs}]}
+    text = render_summary(result)
+    assert len(text.encode("utf-8")) <= comment.SUMMARY_LIMIT.count
+    assert "1 MiB limit" in text and "job summary and" not in text
+    assert text.count("<details") == text.count("</details>")
 
 
 def test_names_cannot_break_the_table() -> None:

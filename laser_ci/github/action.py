@@ -40,7 +40,8 @@ from typing import Any
 import click
 
 from laser_ci import __version__
-from laser_ci.github.comments import describe, post_comment
+from laser_ci.github.comments import post_comment
+from laser_ci.github.errors import describe
 from laser_ci.github.refs import RefFiles, is_workflow, list_workflows
 from laser_ci.github.runner_io import annotate, append_summary, command, emit, write_json, write_outputs
 from laser_ci.report.comment import (
@@ -445,10 +446,24 @@ def _sizing(settings: Settings) -> Any:
 # --- GitHub I/O ---------------------------------------------------------------------------
 
 
+RATE_LIMIT_WAIT_S = 60  # the longest the Action waits out a rate limit: it is advisory
+
+
 def _github(settings: Settings) -> Any:
-    from github import Auth, Github
+    from github import Auth, Github, GithubRetry
+    from urllib3.util.retry import Retry
 
     auth = Auth.Token(settings.token) if settings.token else None
+    # PyGithub's default retries POST too: a comment GitHub stored before a 502 was posted
+    # again. Reads and the edit (PATCH, the same body) are retried; the create is not.
+    # A rate limit is waited out for at most RATE_LIMIT_WAIT_S (the default waits for the
+    # reset, up to an hour), then it is a cold start or a warning.
+    retry = GithubRetry(
+        total=10,
+        allowed_methods=Retry.DEFAULT_ALLOWED_METHODS | {"GET", "PATCH"},
+        secondary_rate_wait=RATE_LIMIT_WAIT_S,
+        max_rate_limit_wait=RATE_LIMIT_WAIT_S,
+    )
     return Github(
         auth=auth,
         base_url=settings.api_url,
@@ -456,6 +471,7 @@ def _github(settings: Settings) -> Any:
         seconds_between_requests=None,  # a few dozen reads; the one write keeps the default
         timeout=30,
         lazy=True,  # no GET for the repo, PR or issue objects: only the calls we use
+        retry=retry,
     )
 
 

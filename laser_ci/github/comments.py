@@ -3,27 +3,25 @@ read-only token is a notice."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import click
 
+from laser_ci.github.errors import describe, is_rate_limit, message_of
 from laser_ci.github.runner_io import emit
-from laser_ci.report.comment import (
-    MARKER,
-)
+from laser_ci.report.comment import MARKER
 
 BOT_LOGIN = "github-actions[bot]"  # who GITHUB_TOKEN comments as; /user is 403 for it
 
 
 def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str]) -> dict:
-    """Creates or edits the one sticky comment; a 403 becomes a notice, not a failure."""
-    from github import GithubException
-
+    """Creates or edits the one sticky comment. A 403 that is not a rate limit (a fork's
+    read-only token) is a notice; any other failure, HTTP or network, is a problem and a
+    warning, never an exception: the estimate is reported in the job summary either way."""
     issue = repo.get_issue(number)
+    creating = False
     try:
-        marked = [c for c in issue.get_comments() if MARKER in (c.body or "")]
-        mine = _own_comments(gh, marked)
+        mine = _own_comments(gh, issue)
         if mine:
             existing = mine[0]
             if existing.body == body:
@@ -31,26 +29,43 @@ def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str]
             existing.edit(body)
             click.echo(f"laser-ci: updated comment {existing.html_url}")
             return {"status": "updated", "id": existing.id, "url": existing.html_url}
+        creating = True
         created = issue.create_comment(body)
         click.echo(f"laser-ci: created comment {created.html_url}")
         return {"status": "created", "id": created.id, "url": created.html_url}
-    except GithubException as exc:
-        if exc.status == 403:
+    except Exception as exc:  # noqa: BLE001 - a comment is advisory: report, never crash
+        status = getattr(exc, "status", None)
+        if status == 403 and not is_rate_limit(exc):
             emit(
                 "notice",
                 "laser-ci could not comment on the pull request (403: "
-                f"{_gh_message(exc)}). This is expected for pull requests from forks and for "
+                f"{message_of(exc)}). This is expected for pull requests from forks and for "
                 "tokens without pull-requests: write; the prediction is in the job summary.",
                 title="laser-ci: no PR comment",
             )
             return {"status": "forbidden"}
+        if creating and not (isinstance(status, int) and 400 <= status < 500):
+            # a 5xx or a lost connection after GitHub stored the comment: never post twice
+            found = _look_again(gh, issue, body)
+            if found is not None:
+                click.echo(f"laser-ci: created comment {found.html_url}")
+                return {"status": "created", "id": found.id, "url": found.html_url}
         problems.append(f"commenting failed: {describe(exc)}")
         emit("warning", f"laser-ci could not comment on the pull request: {describe(exc)}")
         return {"status": "failed"}
 
 
-def _own_comments(gh: Any, marked: list[Any]) -> list[Any]:
+def _look_again(gh: Any, issue: Any, body: str) -> Any:
+    """Our comment with ``body``, if a create that seemed to fail stored it after all."""
+    try:
+        return next((c for c in _own_comments(gh, issue) if c.body == body), None)
+    except Exception:  # noqa: BLE001 - the failure that sent us here is what gets reported
+        return None
+
+
+def _own_comments(gh: Any, issue: Any) -> list[Any]:
     """The marked comments written by this token's user (GITHUB_TOKEN: github-actions[bot])."""
+    marked = [c for c in issue.get_comments() if MARKER in (c.body or "")]
     if not marked:
         return []
     from github import GithubException
@@ -62,19 +77,3 @@ def _own_comments(gh: Any, marked: list[Any]) -> list[Any]:
     if me:
         return [c for c in marked if c.user and c.user.login == me]
     return [c for c in marked if c.user and (c.user.login == BOT_LOGIN or c.user.type == "Bot")]
-
-
-def _gh_message(exc: Exception) -> str:
-    data = getattr(exc, "data", None)
-    if isinstance(data, Mapping) and data.get("message"):
-        return str(data["message"])
-    return str(exc)
-
-
-def describe(exc: Exception) -> str:
-    status = getattr(exc, "status", None)
-    if status is not None:
-        return f"GitHub API {status}: {_gh_message(exc)}"
-    return f"{type(exc).__name__}: {exc}"
-
-

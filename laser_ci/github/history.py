@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from laser_ci import __version__
+from laser_ci.github.errors import is_rate_limit
 from laser_ci.report import markdown
 from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns, RunJob
 
@@ -252,9 +253,9 @@ def _pages(repo: Any, url: str, params: dict[str, Any], key: str) -> Iterator[di
 
 
 def _failure_note(exc: Exception) -> str:
-    from github import GithubException, RateLimitExceededException
+    from github import GithubException
 
-    if isinstance(exc, RateLimitExceededException):
+    if is_rate_limit(exc):
         return "history unavailable (GitHub API rate limit): cold-start predictions"
     if isinstance(exc, GithubException):
         if exc.status == 403:

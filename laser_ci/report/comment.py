@@ -55,21 +55,46 @@ from laser_ci.report.markdown import url_path
 from laser_ci.report.render import format_duration
 
 MARKER = "<!-- laser-ci:sticky-comment -->"
-COMMENT_LIMIT = 65_536  # GitHub rejects issue comments longer than this many characters
-SUMMARY_LIMIT = 1_000_000  # $GITHUB_STEP_SUMMARY is capped at 1 MiB per step
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How long a text may be: ``count`` characters, or ``count`` bytes of its UTF-8;
+    ``label`` names it and ``rest`` says where the full report is, in the note of a text
+    shortened to fit."""
+
+    count: int
+    unit: Literal["chars", "bytes"]
+    label: str
+    rest: str
+
+    def size(self, text: str) -> int:
+        return len(text) if self.unit == "chars" else len(text.encode("utf-8"))
+
+    def prefix(self, text: str, n: int) -> str:
+        """The longest start of ``text`` of at most ``n`` units (whole characters)."""
+        if self.unit == "chars":
+            return text[:n]
+        return text.encode("utf-8")[:n].decode("utf-8", "ignore")
+
+    def cut_note(self) -> str:
+        return f"\n\n> [!NOTE]\n> This report was cut to fit {self.label}. {self.rest}\n"
+
+    def shortened_note(self, what: str) -> str:
+        return f"> [!NOTE]\n> Shortened to fit {self.label}: {what}. {self.rest}\n"
+
+
+# GitHub rejects an issue comment of more than 65,536 characters; the runner drops a step's
+# whole $GITHUB_STEP_SUMMARY when it passes 1 MiB (1,048,576 bytes; 1,000,000 leaves room)
+COMMENT_LIMIT = Limit(65_536, "chars", "GitHub's 65,536-character limit",
+                      "The full report is in the job summary and in the Action's `json` output.")
+SUMMARY_LIMIT = Limit(1_000_000, "bytes", "the job summary's 1 MiB limit",
+                      "The full report is in the Action's `json` output.")
 DEFAULT_TIMEOUT_MINUTES = 360  # GitHub's timeout when a job sets no timeout-minutes
 BIGGEST_CHANGES = 3
 
 Status = Literal["new", "removed", "changed", "unchanged"]
 
-_TRUNCATED_NOTE = (
-    "\n\n> [!NOTE]\n> This comment was cut to fit GitHub's 65,536-character limit. "
-    "The full report is in the job summary and in the Action's `json` output.\n"
-)
-_SHORTENED_NOTE = (
-    "> [!NOTE]\n> Shortened to fit GitHub's 65,536-character limit: {what}. "
-    "The full report is in the job summary and in the Action's `json` output.\n"
-)
 _SHORTENED = {
     1: "instance rows without links, costs per job",
     0: "the instances of each job with several of them are one row",
@@ -79,7 +104,7 @@ _SHORTENED = {
 def is_shortened(text: str) -> bool:
     """True when a comment was shortened or cut to fit its limit: the full report needs a
     larger one (the job summary)."""
-    return "to fit GitHub's 65,536-character limit" in text
+    return f"to fit {COMMENT_LIMIT.label}" in text
 
 
 # --- diff ---------------------------------------------------------------------------------
@@ -242,9 +267,9 @@ def render_pr_comment(
     *,
     renamed: Mapping[str, str] | None = None,
     context: Context | None = None,
-    limit: int = COMMENT_LIMIT,
+    limit: Limit = COMMENT_LIMIT,
 ) -> str:
-    """The sticky comment (and job summary) for a pull request, at most ``limit`` chars."""
+    """The sticky comment (and job summary) for a pull request, within ``limit``."""
     ctx = context or Context()
     diffs = diff_results(head, base, changed, renamed)
     changed_diffs = [d for d in diffs if d.status != "unchanged"]
@@ -259,7 +284,7 @@ def render_pr_comment(
     def render(detail: int) -> str:
         parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
         if detail < 2:
-            parts.append(_SHORTENED_NOTE.format(what=_SHORTENED[detail]))
+            parts.append(limit.shortened_note(_SHORTENED[detail]))
         parts.append(_errors(head, ctx))
         parts.append(_history_notes(head))
         parts.extend(_workflow_block(d, ctx, compare=True, detail=detail) for d in changed_diffs)
@@ -272,11 +297,11 @@ def render_pr_comment(
     return _fit_detail(render, limit)
 
 
-def _fit_detail(render: Any, limit: int) -> str:
+def _fit_detail(render: Any, limit: Limit) -> str:
     """The most detailed rendering that fits ``limit``; cut (with a note) as a last resort."""
     for detail in (2, 1, 0):
         text = render(detail)
-        if len(text) <= limit:
+        if limit.size(text) <= limit.count:
             return text
     return _fit([text], limit)
 
@@ -285,7 +310,7 @@ def render_summary(
     result: Mapping[str, Any],
     *,
     context: Context | None = None,
-    limit: int = SUMMARY_LIMIT,
+    limit: Limit = SUMMARY_LIMIT,
 ) -> str:
     """The job summary for events without a base to compare with (push, dispatch, ...)."""
     ctx = context or Context()
@@ -305,7 +330,7 @@ def render_summary(
     def render(detail: int) -> str:
         parts = [head + "\n"]
         if detail < 2:
-            parts.append(_SHORTENED_NOTE.format(what=_SHORTENED[detail]))
+            parts.append(limit.shortened_note(_SHORTENED[detail]))
         parts.append(_errors(result, ctx))
         parts.append(_history_notes(result))
         for wf in wfs:
@@ -710,17 +735,18 @@ def _history_notes(result: Mapping[str, Any]) -> str:
     return "> [!NOTE]\n" + "\n".join(f"> {n}" if len(notes) == 1 else f"> - {n}" for n in notes) + "\n"
 
 
-def _fit(parts: Sequence[str], limit: int) -> str:
-    """Joins the parts; cuts at a line boundary with a note when over ``limit`` chars."""
+def _fit(parts: Sequence[str], limit: Limit) -> str:
+    """Joins the parts; cuts at a line boundary with a note when over ``limit``."""
     text = "\n".join(parts)
-    if len(text) <= limit:
+    if limit.size(text) <= limit.count:
         return text
-    budget = limit - len(_TRUNCATED_NOTE) - 64  # room for closing tags
-    cut = text[:budget]
+    note = limit.cut_note()
+    budget = limit.count - limit.size(note) - 64  # room for closing tags
+    cut = limit.prefix(text, budget)
     cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
     open_details = cut.count("<details") - cut.count("</details>")
     cut += "\n</details>\n" * max(open_details, 0)
-    return cut + _TRUNCATED_NOTE
+    return cut + note
 
 
 # --- small helpers ------------------------------------------------------------------------
