@@ -545,7 +545,7 @@ def _job(name: str, day: int, seconds: int | None, **fields) -> dict:
 
 def _add_history(gh: FakeGitHub) -> None:
     """Three completed runs of ci.yml and two of docs.yml on main, at the base commit, and
-    runs that must not count (another branch, still running)."""
+    runs that must not count (another branch, still running, a fork's branch named main)."""
     for day, (test_s, build_s) in enumerate([(300, 170), (320, 200), (340, 180)], start=1):
         gh.add_run(REPO, workflow_path=WF + "ci.yml", head_sha=BASE_SHA,
                    created_at=f"2024-05-{day:02d}T10:00:00Z",
@@ -560,6 +560,12 @@ def _add_history(gh: FakeGitHub) -> None:
                created_at="2024-05-04T10:00:00Z", jobs=[_job("build", 4, 3599)])
     gh.add_run(REPO, workflow_path=WF + "ci.yml", head_sha=BASE_SHA, status="in_progress",
                created_at="2024-05-05T10:00:00Z")
+    # a pull request from a fork's main: listed under ?branch=main, but the fork's code
+    for day in (6, 7, 8, 9):
+        gh.add_run(REPO, workflow_path=WF + "ci.yml", head_sha="f" * 40, event="pull_request",
+                   created_at=f"2024-05-{day:02d}T10:00:00Z",
+                   head_repository={"full_name": "contributor/app"},
+                   jobs=[_job("build", day, 3000)])
 
 
 def _row(body: str, job: str) -> list[str]:

@@ -4,7 +4,8 @@
 :func:`laser_ci.estimate.estimate_files` reads. Per workflow path (token with ``actions: read``)::
 
     GET /repos/{o}/{r}/actions/workflows/{file}/runs?branch=B&status=completed&per_page=N
-        the newest ``max_runs`` completed runs on branch B
+        the newest ``max_runs`` completed runs on branch B, but runs of a fork's code (a
+        pull request from a fork's branch of the same name is listed under it too)
     GET /repos/{o}/{r}/actions/runs/{id}/jobs?filter=latest&per_page=100
         only for runs the cache has not seen: per job display name, completed_at - started_at,
         and the run's job list (names and runner labels, skipped jobs left out): where the
@@ -168,8 +169,10 @@ def _runs(repo: Any, path: str, branch: str, max_runs: int,
     name = urllib.parse.quote(path.rsplit("/", 1)[-1], safe="")
     url = f"{repo.url}/actions/workflows/{name}/runs"
     params = {"branch": branch, "status": "completed", "per_page": min(max_runs, 100)}
+    own = _full_name(repo).lower()
     try:
-        raw_runs = list(islice(_pages(repo, url, params, "workflow_runs"), max_runs))
+        raw_runs = list(islice((r for r in _pages(repo, url, params, "workflow_runs")
+                                if _of_this_repository(r, own)), max_runs))
     except GithubException as exc:
         if exc.status == 404:
             return None, None
@@ -205,6 +208,15 @@ def _runs(repo: Any, path: str, branch: str, max_runs: int,
                 continue
         out.append(run)
     return out, stop
+
+
+def _of_this_repository(run: Any, own: str) -> bool:
+    """False for a run of a fork's code: ``?branch=main`` also lists the runs of pull
+    requests opened from a fork's branch of that name (a contributor's ``main``), which ran
+    code the branch never had."""
+    head = run.get("head_repository") if isinstance(run, dict) else None
+    name = head.get("full_name") if isinstance(head, dict) else None
+    return not isinstance(name, str) or name.lower() == own
 
 
 def _job_seconds(repo: Any, run_id: int
