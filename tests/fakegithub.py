@@ -31,12 +31,13 @@ State (fill it with the ``add_*`` methods; all return the JSON dict they stored,
 you may edit in place; ``repo`` is always ``"owner/name"``):
 
 - ``add_repo(repo, default_branch="main", private=False, **fields)``
-- ``add_commit(repo, {path: text|bytes|Symlink(target)}, sha=None, branch=None, date=None)``
-  -> commit sha: the whole file tree at that commit (contents, git trees and PR diffs read
-  it). A ``Symlink`` is a link (tree mode ``120000``): the contents API answers with the
-  file it points to when that is a file of the commit, else with ``"type": "symlink"`` and
-  no content. A file over 1 MB comes back from the contents API with ``"encoding":
-  "none"`` and no content, as from GitHub; read it through ``/git/blobs/{sha}``.
+- ``add_commit(repo, {path: text|bytes|Symlink(target)}, sha=None, branch=None, date=None,
+  parents=None)`` -> commit sha: the whole file tree at that commit (contents, git trees and
+  PR diffs read it); ``parents`` (shas) give ``/compare`` its merge base. A ``Symlink`` is
+  a link (tree mode ``120000``): the contents API answers with the file it points to when
+  that is a file of the commit, else with ``"type": "symlink"`` and no content. A file over
+  1 MB comes back from the contents API with ``"encoding": "none"`` and no content, as
+  from GitHub; read it through ``/git/blobs/{sha}``.
   ``set_ref(repo, name, sha)`` points a branch/tag name at a commit.
 - ``add_workflow(repo, path, name=None, id=None, state="active")`` (runs add one if missing)
 - ``add_run(repo, workflow_path=, head_sha=, created_at=, event="push", head_branch="main",
@@ -66,6 +67,8 @@ Endpoints (all ``GET`` unless noted; lists take ``per_page`` (default 30, max 10
     /repos/{o}/{r}/git/trees/{sha|ref}?recursive=1
     /repos/{o}/{r}/git/blobs/{sha}
     /repos/{o}/{r}/pulls/{n}                    /repos/{o}/{r}/pulls/{n}/files
+                                                (its three-dot diff, computed or given)
+    /repos/{o}/{r}/compare/{base}...{head}      merge_base_commit, ahead_by, behind_by
     /repos/{o}/{r}/issues/{n}
     /repos/{o}/{r}/issues/{n}/comments          GET, POST {"body"}
     /repos/{o}/{r}/issues/comments/{id}         GET, PATCH {"body"}
@@ -228,6 +231,7 @@ class FakeGitHub:
         self.commits: dict[tuple[str, str], dict[str, bytes]] = {}
         self.symlinks: dict[tuple[str, str], set[str]] = {}
         self.commit_dates: dict[tuple[str, str], str] = {}
+        self.parents: dict[tuple[str, str], list[str]] = {}
         self.refs: dict[tuple[str, str], str] = {}
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.pull_files: dict[tuple[str, int], list[dict[str, Any]] | None] = {}
@@ -365,6 +369,7 @@ class FakeGitHub:
         sha: str | None = None,
         branch: str | None = None,
         date: str | None = None,
+        parents: list[str] | None = None,
     ) -> str:
         self._repo(repo)
         links = {p for p, v in files.items() if isinstance(v, Symlink)}
@@ -382,6 +387,7 @@ class FakeGitHub:
             self.commits[(repo, sha)] = blobs
             self.symlinks[(repo, sha)] = links
             self.commit_dates[(repo, sha)] = date or _now()
+            self.parents[(repo, sha)] = list(parents or ())
             if branch:
                 self.refs[(repo, branch)] = sha
         return sha
@@ -1015,6 +1021,9 @@ class FakeGitHub:
         mt = re.fullmatch(r"/git/trees/(.+)", rest)
         if mt and m == "GET":
             return self._tree(repo, mt.group(1), q.get("recursive") not in (None, "", "0", "false"))
+        mt = re.fullmatch(r"/compare/([^.]+)\.\.\.([^.]+)", rest)
+        if mt and m == "GET":
+            return self._compare(repo, mt.group(1), mt.group(2))
         mt = re.fullmatch(r"/pulls/(\d+)(/files)?", rest)
         if mt and m == "GET":
             key = (repo, int(mt.group(1)))
@@ -1184,13 +1193,51 @@ class FakeGitHub:
     def _tree_sha(self, repo: str, commit: str, path: str) -> str:
         return hashlib.sha1(f"tree:{repo}:{commit}:{path}".encode()).hexdigest()
 
+    def merge_base(self, repo: str, a: str, b: str) -> str | None:
+        """The newest commit both ``a`` and ``b`` descend from (``add_commit(parents=)``)."""
+        of_a = set(self._ancestors(repo, a))
+        return next((c for c in self._ancestors(repo, b) if c in of_a), None)
+
+    def _ancestors(self, repo: str, sha: str, stop: str | None = None) -> list[str]:
+        """``sha`` and the commits it descends from, nearest first, not past ``stop``."""
+        seen: list[str] = []
+        queue = [sha]
+        while queue:
+            c = queue.pop(0)
+            if c != stop and c not in seen:
+                seen.append(c)
+                queue += self.parents.get((repo, c), [])
+        return seen
+
+    def _compare(self, repo: str, base: str, head: str) -> tuple[int, Any, dict[str, str]]:
+        a, b = self._resolve(repo, base), self._resolve(repo, head)
+        since = self.merge_base(repo, a, b)
+        if since is None:
+            raise HTTPError(404, f"No common ancestor between {base} and {head}.")
+
+        def commit(sha: str) -> dict[str, Any]:
+            return {"sha": sha, "url": f"{self.url}/repos/{repo}/commits/{sha}",
+                    "commit": {"message": "a commit"},
+                    "parents": [{"sha": p} for p in self.parents.get((repo, sha), [])]}
+
+        ahead = len(self._ancestors(repo, b, since))
+        behind = len(self._ancestors(repo, a, since))
+        status = ("identical" if a == b else "ahead" if behind == 0 else
+                  "behind" if ahead == 0 else "diverged")
+        return 200, {"url": f"{self.url}/repos/{repo}/compare/{base}...{head}",
+                     "status": status, "ahead_by": ahead, "behind_by": behind,
+                     "total_commits": ahead, "base_commit": commit(a),
+                     "merge_base_commit": commit(since), "commits": [], "files": []}, {}
+
     def _files_of(self, repo: str, key: tuple[str, int]) -> list[dict[str, Any]]:
         given = self.pull_files.get(key)
         if given is not None:
             return given
         pr = self.pulls[key]
         head = self.commits.get((repo, pr["head"]["sha"]), {})
-        base = self.commits.get((repo, pr["base"]["sha"]), {})
+        # a pull request's files are its three-dot diff: against where it branched
+        since = self.merge_base(repo, pr["base"]["sha"], pr["head"]["sha"]) or pr["base"]["sha"]
+        base = self.commits.get((repo, since), {})
         out = []
         for f in sorted(set(head) | set(base)):
             if f not in base:

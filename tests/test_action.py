@@ -531,6 +531,31 @@ def test_pr_renamed_workflow_is_compared_with_its_old_path(tmp_path, monkeypatch
         assert {j["name"]: j["history_runs"] for j in wf["jobs"]}["build"] == 1
 
 
+def test_pr_is_compared_with_where_it_branched(tmp_path, monkeypatch):
+    # the base branch gained a job after the PR branched: the PR removes nothing, and its
+    # file list (the three-dot diff) does not name the file the base branch changed
+    fork_point, tip = "1" * 40, "2" * 40
+    security = "  security:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ./audit.sh\n"
+    with FakeGitHub() as gh:
+        gh.add_commit(REPO, {WF + "ci.yml": CI_BASE, WF + "docs.yml": DOCS}, sha=fork_point)
+        gh.add_commit(REPO, {WF + "ci.yml": CI_BASE + security, WF + "docs.yml": DOCS},
+                      sha=tip, branch="main", parents=[fork_point])
+        gh.add_commit(REPO, {WF + "ci.yml": CI_BASE.replace("python -m build", "make dist"),
+                             WF + "docs.yml": DOCS}, sha=HEAD_SHA, parents=[fork_point])
+        gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=tip)
+        event = json.loads(json.dumps(EVENT))
+        event["pull_request"]["base"]["sha"] = tip
+        assert _invoke(_env(tmp_path, gh, event), monkeypatch).exit_code == 0
+        body = gh.comments(REPO, NUMBER)[0]["body"]
+    assert "security" not in body and "removed" not in body
+    assert "**1 of 2 workflows changed**" in body
+    result = json.loads(Path(_outputs(tmp_path)["json"]).read_text())
+    assert result["pull_request"]["base_sha"] == fork_point
+    (base_ci,) = result["pull_request"]["base"]["workflows"]
+    assert [j["name"] for j in base_ci["jobs"]] == [
+        "lint", "test (3.11)", "test (3.12)", "build"]
+
+
 # --- history ------------------------------------------------------------------------------
 
 

@@ -4,9 +4,10 @@ Flow (see ``action.yml``; inputs arrive only as ``LASER_CI_*`` environment varia
 
     Settings.from_env()                        read once: event, repository, paths, inputs
     pull_request / pull_request_target:
+        merge base (REST compare)              the base side: where the PR branched
         PR files (REST)                        which workflow files the PR changes, also
                                                through local reusable workflows and actions
-        contents at head and base (REST)       the workflow files and their local deps
+        contents at head and merge base (REST) the workflow files and their local deps
         fetch_history(base branch)             earlier runs' job durations (actions: read),
                                                cached between runs; missing: cold start
         estimate_files(head), estimate_files(base)   both with that history
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -277,6 +279,10 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
 
     gh = _github(settings)
     repo = gh.get_repo(settings.repository)
+    # The PR is what it changes since it branched: its file list is that three-dot diff,
+    # so its base side is the merge base, not the base branch's newest commit (a job the
+    # base branch gained since is not one the PR removes).
+    base_sha = merge_base(repo, base_sha, head_sha)
     changed_files: set[str] = set()
     added: set[str] = set()  # not at the base: no need to look there
     renamed: dict[str, str] = {}  # base path -> head path
@@ -359,6 +365,19 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
         "base": base,
     }
     return Outcome(result=result, markdown=summary, problems=problems, comment=comment)
+
+
+def merge_base(repo: Any, base_sha: str, head_sha: str) -> str:
+    """Where ``head_sha`` branched from ``base_sha`` (``GET /compare``); ``base_sha`` when
+    GitHub cannot say (no common ancestor, an API failure)."""
+    try:
+        _headers, data = repo.requester.requestJsonAndCheck(
+            "GET", f"{repo.url}/compare/{base_sha}...{head_sha}", parameters={"per_page": 1}
+        )
+        sha = (data.get("merge_base_commit") or {}).get("sha") if isinstance(data, dict) else None
+    except Exception:  # noqa: BLE001 - the base branch's tip is the next best base
+        return base_sha
+    return sha if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{40}", sha) else base_sha
 
 
 def _with_runs(sources: list[Any], paths: list[str]) -> list[str]:
