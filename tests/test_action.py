@@ -832,6 +832,20 @@ def test_invalid_input_fails(tmp_path, monkeypatch):
     assert "::error::laser-ci: input fail-on-error must be true or false" in result.output
 
 
+@pytest.mark.parametrize("folder", ["missing", "empty"])
+def test_a_model_input_without_a_model_fails(tmp_path, github, monkeypatch, folder):
+    # before: a warning, exit 0 and no report, though fail-on-error was false by default
+    (tmp_path / "empty").mkdir()
+    env = _env(tmp_path, github, LASER_CI_MODEL=str(tmp_path / folder))
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    result = CliRunner().invoke(action_command, [])
+    assert result.exit_code == 1
+    (line,) = [x for x in result.output.splitlines() if x.startswith("::")]
+    assert line.startswith("::error::laser-ci: input model: ")
+    assert github.requests == []
+
+
 def test_workflow_command_escaping():
     line = command("notice", "50% done\nnext", file="a,b.yml", line=3, title="x: y")
     assert line == "::notice file=a%2Cb.yml,line=3,title=x%3A y::50%25 done%0Anext"

@@ -203,11 +203,15 @@ class Outcome:
 def run(settings: Settings, *, predictor: Any = None) -> int:
     """Runs the Action once; returns the exit status."""
     problems: list[str] = []
+    if predictor is None and settings.model is not None:
+        try:  # the `model` input names a folder: one that holds no model is a bad input
+            predictor = _load(settings.model)
+        except Exception as exc:  # noqa: BLE001 - one line, whatever the folder holds
+            emit("error", f"laser-ci: input model: {describe(exc)}")
+            return 1
     try:
         if predictor is None:
-            from laser_ci.predictors.choice import load_predictor
-
-            predictor = load_predictor(settings.model)  # None: LASER_CI_MODEL_DIR or shipped
+            predictor = _load(None)  # LASER_CI_MODEL_DIR or the shipped model
         if settings.pull_request is not None:
             outcome = _run_pull_request(settings, predictor)
         else:
@@ -238,6 +242,12 @@ def run(settings: Settings, *, predictor: Any = None) -> int:
         emit("error", f"laser-ci: {len(problems)} problem(s); fail-on-error is true")
         return 1
     return 0
+
+
+def _load(model: Path | None) -> Any:
+    from laser_ci.predictors.choice import load_predictor
+
+    return load_predictor(model)
 
 
 def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
