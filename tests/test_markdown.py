@@ -55,7 +55,14 @@ def test_code_span_in_a_table_escapes_the_pipe() -> None:
     ("a|b", "a\\|b"),
     ("<img src=x>", "&lt;img src=x&gt;"),
     ("@org/team", "@&#8203;org/team"),
-    ("[x](https://evil)", "\\[x\\](https://evil)"),
+    ("[x](https://evil)", "\\[x\\](https:&#8203;//evil)"),
+    # GitHub links these by itself: a bare URL, an issue reference (it notifies the issue)
+    ("https://evil.example/login", "https:&#8203;//evil.example/login"),
+    ("HTTP://x www.evil.com WWW.x", "HTTP:&#8203;//x www&#8203;.evil.com WWW&#8203;.x"),
+    ("fixes #12, GH-3 and o/r#4", "fixes #&#8203;12, GH-&#8203;3 and o/r#&#8203;4"),
+    ("C# shard-#a", "C# shard-#a"),  # no reference: left as it is
+    # an entity would render as the character it stands for: an @ after all
+    ("&#64;you &x40; AT&T", "&amp;#&#8203;64;you &amp;x40; AT&amp;T"),
     ("*b* _i_ `c`", "\\*b\\* \\_i\\_ \\`c\\`"),
     ("two\nlines\ttab", "two lines tab"),
     ("back\\slash", "back\\\\slash"),
@@ -68,6 +75,7 @@ def test_text(text: str, expected: str) -> None:
 @pytest.mark.parametrize(("text", "expected"), [
     ("</summary><img src=x onerror=y>", "&lt;/summary&gt;&lt;img src=x onerror=y&gt;"),
     ("a & b @you\n", "a &amp; b @&#8203;you "),
+    ("https://x #5 www.y", "https:&#8203;//x #&#8203;5 www&#8203;.y"),
 ])
 def test_html(text: str, expected: str) -> None:
     assert markdown.html(text) == expected

@@ -1,7 +1,9 @@
 """Untrusted text (job and workflow names, file paths, branch names, runner labels: all from
 a pull request) written into GitHub-flavoured Markdown so that it reads as itself and
-nothing more: no table break, no link, image, HTML or @mention, no code span or blockquote
-break-out. Used by the PR comment (:mod:`laser_ci.report.comment`) and by ``laser-ci
+nothing more: no table break, no link (nor a bare URL GitHub links by itself), image, HTML,
+entity, @mention or issue reference (which notifies the issue it names), no code span or
+blockquote break-out. A zero-width space (``&#8203;``) keeps a name's characters but breaks
+what GitHub would recognise. Used by the PR comment (:mod:`laser_ci.report.comment`) and by ``laser-ci
 estimate --format markdown`` (:mod:`laser_ci.report.render`)."""
 
 from __future__ import annotations
@@ -12,12 +14,21 @@ from urllib.parse import quote
 from laser_ci.report.plain import line as _line  # controls, newlines, bidi overrides: a space
 
 _BACKTICKS = re.compile(r"`+")
+# where GitHub starts a link or reference of its own: a mention (@you), a bare URL (https://,
+# www.), an issue reference (#12, GH-12, owner/repo#12)
+_RECOGNISED = re.compile(r"(?<=@)|(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=#)(?=\d)|(?<=\bgh-)(?=\d)",
+                         re.IGNORECASE)
+
+
+def _unrecognised(s: str) -> str:
+    return _RECOGNISED.sub("&#8203;", s)
 
 
 def text(s: str) -> str:
     """Inline Markdown text, in a paragraph or a table cell."""
-    return (
+    return _unrecognised(
         _line(s)
+        .replace("&", "&amp;")  # an entity (&#64;) would render as what it stands for
         .replace("\\", "\\\\")
         .replace("|", "\\|")
         .replace("<", "&lt;")
@@ -27,14 +38,12 @@ def text(s: str) -> str:
         .replace("`", "\\`")
         .replace("[", "\\[")
         .replace("]", "\\]")
-        .replace("@", "@&#8203;")  # no @mentions from names in a PR
     )
 
 
 def html(s: str) -> str:
     """Text inside an HTML element (``<summary>``, ``<code>``, ``<b>``)."""
-    s = _line(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return s.replace("@", "@&#8203;")
+    return _unrecognised(_line(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def code(s: str, *, table: bool = False) -> str:
