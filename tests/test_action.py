@@ -8,7 +8,10 @@ text changes its prediction.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -888,7 +891,7 @@ def test_action_yml_is_a_safe_composite_action():
     assert {"LASER_CI_WORKFLOWS", "LASER_CI_GITHUB_TOKEN", "LASER_CI_COMMENT",
             "LASER_CI_FAIL_ON_ERROR", "LASER_CI_MODEL", "LASER_CI_HISTORY_RUNS"} <= env_names
     cache = next(s for s in action["runs"]["steps"] if s.get("id") == "cache")
-    assert f"laser-ci-venv-{laser_ci.__version__}-" in cache["with"]["key"]
+    assert cache["with"]["key"].endswith("-${{ steps.deps.outputs.hash }}")
     # the run history cache: where Settings.history_cache points, a new entry per run
     steps = action["runs"]["steps"]
     history = next(s for s in steps if s.get("id") == "history-cache")
@@ -898,6 +901,28 @@ def test_action_yml_is_a_safe_composite_action():
     assert history["with"]["key"] == "laser-ci-history-${{ github.repository }}-${{ github.run_id }}"
     assert history["with"]["restore-keys"] == "laser-ci-history-${{ github.repository }}-"
     assert Settings.from_env({"RUNNER_TEMP": "/rt"}).history_cache == Path("/rt/laser-ci-history")
+
+
+def test_the_environment_cache_is_keyed_on_the_dependencies(tmp_path):
+    # a fixed key kept a cached venv without a dependency added since: a hit installs
+    # laser-ci alone (--no-deps)
+    step = next(s for s in _yaml(ROOT / "action.yml")["runs"]["steps"] if s.get("id") == "deps")
+    assert set(step["env"]) == {"LASER_CI_PYTHON"}
+
+    def key(pyproject: str) -> str:
+        (tmp_path / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        out = tmp_path / "output.txt"
+        out.write_text("", encoding="utf-8")
+        env = {"PATH": os.environ["PATH"], "LASER_CI_PYTHON": sys.executable,
+               "GITHUB_ACTION_PATH": str(tmp_path), "GITHUB_OUTPUT": str(out)}
+        subprocess.run(["bash", "-c", step["run"]], env=env, check=True)
+        (line,) = out.read_text(encoding="utf-8").splitlines()
+        assert re.fullmatch(r"hash=[0-9a-f]{16}", line), line
+        return line
+
+    shipped = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert key(shipped) == key(shipped)
+    assert key(shipped) != key(shipped.replace('"numpy', '"scipy", "numpy', 1))
 
 
 def test_repository_workflows_are_pinned_and_least_privilege():
