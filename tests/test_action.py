@@ -559,6 +559,27 @@ def test_pr_is_compared_with_where_it_branched(tmp_path, monkeypatch):
         "lint", "test (3.11)", "test (3.12)", "build"]
 
 
+def test_pr_with_more_files_than_github_lists(tmp_path, github, monkeypatch):
+    # GitHub lists at most 3,000 files of a PR: a workflow it changed past them was shown
+    # as unchanged; the event's changed_files count says the list stopped short
+    github.pull_files[(REPO, NUMBER)] = [
+        {"filename": f"src/gen/file{i}.py", "status": "added", "additions": 1,
+         "deletions": 0, "changes": 1} for i in range(40)]
+    event = json.loads(json.dumps(EVENT))
+    event["pull_request"]["changed_files"] = 4000
+    assert _invoke(_env(tmp_path, github, event), monkeypatch).exit_code == 0
+    full = json.loads(Path(_outputs(tmp_path)["json"]).read_text())
+    (tmp_path / "listed").mkdir()
+    as_listed = _invoke(_env(tmp_path / "listed", github), monkeypatch)
+    assert as_listed.exit_code == 0
+    listed = json.loads(Path(_outputs(tmp_path / "listed")["json"]).read_text())
+    assert listed["pull_request"]["changed_workflows"] == []  # the list is taken at its word
+    # as from the whole list: ci.yml, deploy.yml (removed), lint.yml (through its local
+    # action), release.yml (added)
+    assert full["pull_request"]["changed_workflows"] == [
+        WF + p for p in ("ci.yml", "deploy.yml", "lint.yml", "release.yml")]
+
+
 # --- history ------------------------------------------------------------------------------
 
 

@@ -57,6 +57,7 @@ from laser_ci.report.comment import (
 )
 
 PR_EVENTS = ("pull_request", "pull_request_target")
+PR_FILES_LIMIT = 3000  # GitHub lists at most this many files of a pull request
 
 
 class SettingsError(ValueError):
@@ -164,6 +165,10 @@ def _count(name: str, value: str | None, default: int) -> int:
     if n < 0:
         raise SettingsError(f"input {name} must be a whole number, 0 or more, not {value!r}")
     return n
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _branch_of(event: Any) -> str | None:
@@ -296,7 +301,9 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     changed_files: set[str] = set()
     added: set[str] = set()  # not at the base: no need to look there
     renamed: dict[str, str] = {}  # base path -> head path
+    listed = 0
     for f in repo.get_pull(number).get_files():
+        listed += 1
         changed_files.add(f.filename)
         if f.status == "added":
             added.add(f.filename)
@@ -308,13 +315,16 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
 
     head_src = RefFiles(repo, head_sha)
     head_src.load_tree()
+    base_src = RefFiles(repo, base_sha)
+    base_src.load_tree()
+    if listed >= PR_FILES_LIMIT or _int(pr.get("changed_files")) > listed:
+        # the file list stopped short: the two trees say what differs past it
+        changed_files |= head_src.changed_since(base_src) or set()
     head_wfs = list_workflows(head_src, settings.workflows)
     for path in head_wfs:
         head_src.with_deps(path)
     changed_head = [p for p in head_wfs if head_src.touches(p, changed_files)]
 
-    base_src = RefFiles(repo, base_sha)
-    base_src.load_tree()
     to_base = {h: b for b, h in renamed.items()}
     base_targets = [to_base.get(p, p) for p in changed_head if p not in added]
     # workflow files the PR deletes (or renames away) exist only at the base

@@ -38,6 +38,7 @@ class RefFiles:
         self.repo, self.ref = repo, ref
         self.files = Fetched()
         self.tree: dict[str, int] | None = None  # path -> size; None: unknown (listing failed)
+        self.blobs: dict[str, str] = {}  # path -> blob sha, from the same listing
         self._missing: set[str] = set()
         self._deps: dict[str, set[str]] = {}
 
@@ -50,9 +51,20 @@ class RefFiles:
             if exc.status in (404, 409, 422):  # unknown or empty: fall back to contents
                 return
             raise
-        self.tree = {e.path: int(e.size or 0) for e in tree.tree if e.type == "blob"}
+        entries = [e for e in tree.tree if e.type == "blob"]
+        self.tree = {e.path: int(e.size or 0) for e in entries}
+        self.blobs = {e.path: str(e.sha) for e in entries}
         if getattr(tree, "raw_data", {}).get("truncated"):
             self.tree = None  # a huge repository: the listing is partial, do not trust it
+            self.blobs = {}
+
+    def changed_since(self, other: RefFiles) -> set[str] | None:
+        """The paths whose file differs from ``other``'s (added, removed or edited), from
+        the two trees' blob shas; None when either listing is unknown."""
+        if self.tree is None or other.tree is None:
+            return None
+        paths = self.blobs.keys() | other.blobs.keys()
+        return {p for p in paths if self.blobs.get(p) != other.blobs.get(p)}
 
     def profile(self) -> RepoProfile | None:
         if not self.tree:
