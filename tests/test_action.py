@@ -338,6 +338,26 @@ def test_pr_creates_the_comment_then_edits_it(tmp_path, github, monkeypatch):
     assert len(github.comments(REPO, NUMBER)) == 1
 
 
+def test_each_workflows_input_keeps_its_own_comment(tmp_path, github, monkeypatch):
+    # two laser-ci steps on one PR (a monorepo's two folders, say) overwrote one comment,
+    # which flipped between their reports on every push
+    def step(name: str, workflows: str) -> None:
+        (tmp_path / name).mkdir(exist_ok=True)
+        env = _env(tmp_path / name, github, LASER_CI_WORKFLOWS=workflows)
+        assert _invoke(env, monkeypatch).exit_code == 0
+
+    for _push in range(2):
+        step("all", ".github/workflows")
+        step("docs", ".github/workflows/docs.yml")
+    comments = github.comments(REPO, NUMBER)
+    assert len(comments) == 2
+    everything, docs = (c["body"] for c in comments)
+    assert everything.startswith(MARKER + "\n") and "**4 of 5 workflows changed**" in everything
+    assert not docs.startswith(MARKER) and docs.startswith("<!-- laser-ci:sticky-comment ")
+    assert "ci.yml" not in docs and "docs.yml" in docs
+    assert len(github.requests_to(rf"/issues/{NUMBER}/comments$", method="POST")) == 2
+
+
 def test_pr_comment_of_someone_else_is_not_edited(tmp_path, github, monkeypatch):
     human = {"login": "octocat", "id": 583231, "type": "User"}
     github.add_comment(REPO, NUMBER, f"quoting the bot: {MARKER}", user=human)

@@ -51,6 +51,7 @@ from laser_ci.report.comment import (
     SUMMARY_LIMIT,
     Context,
     is_shortened,
+    marker_for,
     render_pr_comment,
     render_summary,
     totals,
@@ -363,6 +364,7 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
         server_url=settings.server_url,
         head_sha=head_sha,
         base_sha=base_sha,
+        marker=marker_for(settings.workflows),
     )
     body = render_pr_comment(head, base, changed, renamed=renamed, context=ctx, limit=COMMENT_LIMIT)
     summary = body
@@ -374,7 +376,7 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     problems: list[str] = []
     comment: dict[str, Any] = {"status": "skipped"}
     if settings.comment:
-        comment = post_comment(gh, repo, number, body, problems)
+        comment = post_comment(gh, repo, number, body, problems, marker=ctx.marker)
     result = dict(head)
     result["pull_request"] = {
         "number": number,

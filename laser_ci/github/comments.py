@@ -14,14 +14,15 @@ from laser_ci.report.comment import MARKER
 BOT_LOGIN = "github-actions[bot]"  # who GITHUB_TOKEN comments as; /user is 403 for it
 
 
-def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str]) -> dict:
+def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str], *,
+                 marker: str = MARKER) -> dict:
     """Creates or edits the one sticky comment. A 403 that is not a rate limit (a fork's
     read-only token) is a notice; any other failure, HTTP or network, is a problem and a
     warning, never an exception: the estimate is reported in the job summary either way."""
     issue = repo.get_issue(number)
     creating = False
     try:
-        mine = _own_comments(gh, issue)
+        mine = _own_comments(gh, issue, marker)
         if mine:
             existing = mine[0]
             if existing.body == body:
@@ -46,7 +47,7 @@ def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str]
             return {"status": "forbidden"}
         if creating and not (isinstance(status, int) and 400 <= status < 500):
             # a 5xx or a lost connection after GitHub stored the comment: never post twice
-            found = _look_again(gh, issue, body)
+            found = _look_again(gh, issue, body, marker)
             if found is not None:
                 click.echo(f"laser-ci: created comment {found.html_url}")
                 return {"status": "created", "id": found.id, "url": found.html_url}
@@ -55,17 +56,17 @@ def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str]
         return {"status": "failed"}
 
 
-def _look_again(gh: Any, issue: Any, body: str) -> Any:
+def _look_again(gh: Any, issue: Any, body: str, marker: str) -> Any:
     """Our comment with ``body``, if a create that seemed to fail stored it after all."""
     try:
-        return next((c for c in _own_comments(gh, issue) if c.body == body), None)
+        return next((c for c in _own_comments(gh, issue, marker) if c.body == body), None)
     except Exception:  # noqa: BLE001 - the failure that sent us here is what gets reported
         return None
 
 
-def _own_comments(gh: Any, issue: Any) -> list[Any]:
+def _own_comments(gh: Any, issue: Any, marker: str) -> list[Any]:
     """The marked comments written by this token's user (GITHUB_TOKEN: github-actions[bot])."""
-    marked = [c for c in issue.get_comments() if MARKER in (c.body or "")]
+    marked = [c for c in issue.get_comments() if marker in (c.body or "")]
     if not marked:
         return []
     from github import GithubException

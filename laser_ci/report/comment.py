@@ -8,8 +8,9 @@ base. Jobs are matched by ``(workflow path, job display name)``; a renamed workf
 matched through ``renamed`` (base path -> head path). Only the workflows in ``changed`` are
 compared; every other workflow at the head is listed once, folded, as unchanged.
 
-The comment starts with :data:`MARKER`, a hidden HTML comment by which the Action finds its
-own comment again and edits it in place. It is compact: a headline with the totals and the
+The comment starts with its marker (:data:`MARKER`, or :func:`marker_for` the Action's
+``workflows`` input), a hidden HTML comment by which the Action finds its own comment again
+and edits it in place. It is compact: a headline with the totals and the
 biggest changes, everything else folded in ``<details>``. Runner, cost and advice fields are
 assumptions of the sizing model, so they only appear folded under "Assumptions".
 
@@ -32,6 +33,7 @@ token without ``actions: read``) are shown under the headline.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +57,16 @@ from laser_ci.report.markdown import url_path
 from laser_ci.report.render import format_duration
 
 MARKER = "<!-- laser-ci:sticky-comment -->"
+
+
+def marker_for(workflows: str) -> str:
+    """The marker of the comment for the Action's ``workflows`` input: each laser-ci step
+    of a pull request with its own input keeps its own comment (the default's is
+    :data:`MARKER`)."""
+    if workflows.strip("/") in ("", ".github/workflows"):
+        return MARKER
+    key = hashlib.sha256(workflows.encode("utf-8")).hexdigest()[:12]
+    return f"<!-- laser-ci:sticky-comment workflows={key} -->"
 
 
 @dataclass(frozen=True)
@@ -251,6 +263,7 @@ class Context:
     server_url: str = "https://github.com"
     head_sha: str | None = None
     base_sha: str | None = None
+    marker: str = MARKER  # the first line of a PR comment (marker_for)
 
     def blob_url(self, path: str, line: int | None = None) -> str | None:
         if not (self.repository and self.head_sha):
@@ -282,7 +295,7 @@ def render_pr_comment(
     base_totals = Totals.of(base_wfs)
 
     def render(detail: int) -> str:
-        parts = [MARKER + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
+        parts = [ctx.marker + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
         if detail < 2:
             parts.append(limit.shortened_note(_SHORTENED[detail]))
         parts.append(_errors(head, ctx))
