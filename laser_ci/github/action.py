@@ -23,8 +23,9 @@ PR content is only fetched as text through the contents API and parsed as YAML: 
 the PR is checked out or executed, so the Action is safe under ``pull_request_target``.
 
 Exit status: 0 unless ``fail-on-error`` is true and something went wrong (a workflow that
-could not be read, a GitHub API failure other than a 403 on commenting; missing run history
-is only a note). Invalid input values always fail.
+could not be read, a GitHub API failure other than a fork's 403 on commenting; missing run
+history is only a note). Invalid input values, a ``model`` input without a model included,
+always fail.
 """
 
 from __future__ import annotations

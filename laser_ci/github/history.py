@@ -135,7 +135,7 @@ def fetch_history(
     for path in dict.fromkeys(workflow_paths):
         cache_file = folder / _cache_name(full_name, path)
         cached = _load_cache(cache_file, full_name, path)
-        runs, stop = _runs(repo, path, branch, max_runs, cached["runs"])
+        runs, stop = _runs(repo, full_name, path, branch, max_runs, cached["runs"])
         if runs:
             texts = (_previous_texts(repo, path, runs, cached, sources)
                      if stop is None else None)
@@ -159,17 +159,18 @@ def fetch_history(
 # --- the API ------------------------------------------------------------------------------
 
 
-def _runs(repo: Any, path: str, branch: str, max_runs: int,
+def _runs(repo: Any, full_name: str, path: str, branch: str, max_runs: int,
           cached: dict[str, Any]) -> tuple[list[_Run] | None, _Stop | None]:
-    """The newest completed runs on ``branch``, newest first (None when the workflow is
-    unknown there: a 404), and why to stop calling the API, if so. Jobs come from ``cached``
-    when that run attempt was seen before; after a failure, only cached runs are kept."""
+    """The newest completed runs on ``branch`` of ``full_name``'s own code, newest first
+    (None when the workflow is unknown there: a 404), and why to stop calling the API, if
+    so. Jobs come from ``cached`` when that run attempt was seen before; after a failure,
+    only cached runs are kept."""
     from github import GithubException
 
     name = urllib.parse.quote(path.rsplit("/", 1)[-1], safe="")
     url = f"{repo.url}/actions/workflows/{name}/runs"
     params = {"branch": branch, "status": "completed", "per_page": min(max_runs, 100)}
-    own = _full_name(repo).lower()
+    own = full_name.lower()
     try:
         raw_runs = list(islice((r for r in _pages(repo, url, params, "workflow_runs")
                                 if _of_this_repository(r, own)), max_runs))
