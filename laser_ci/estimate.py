@@ -29,7 +29,6 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import click
@@ -45,7 +44,7 @@ from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
 from laser_ci.workflows.graph import critical_path
 from laser_ci.workflows.model import JobInstance, ReadError, RepoProfile, Workflow
-from laser_ci.workflows.parse import DiskFiles, FileSource, find_repo_root, read_workflows, workflow_targets
+from laser_ci.workflows.parse import DiskFiles, FileSource, read_workflows, root_of, workflow_targets
 from laser_ci.workflows.repo_profile import profile_dir
 
 
@@ -395,7 +394,7 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
                    history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate workflow files or folders on disk (default ``.github/workflows``)."""
     paths = list(paths) or [".github/workflows"]
-    root = Path(repo_root).resolve() if repo_root else find_repo_root(Path(paths[0]))
+    root = root_of(paths, repo_root)
     targets, errors = workflow_targets(paths, root)
     if profile is None:
         profile = profile_dir(root)

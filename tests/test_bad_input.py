@@ -311,3 +311,23 @@ def test_bad_option_exits_2(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
     result = run_estimate("--format", "xml", str(tmp_path))
     assert result.exit_code == 2
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_mistyped_first_path_does_not_move_the_repository_root(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "actions" / "setup").mkdir(parents=True)
+    (repo / ".github" / "actions" / "setup" / "action.yml").write_text(
+        "runs:\n  using: composite\n  steps:\n    - run: make deps\n      shell: bash\n")
+    ci = repo / ".github" / "workflows" / "ci.yml"
+    ci.write_text("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+                  "      - uses: ./.github/actions/setup\n      - run: make test\n")
+    alone = run_estimate(str(ci), "--format", "json")
+    assert alone.exit_code == 0, alone.output
+    typo = run_estimate(str(tmp_path / "typo.yml"), str(ci), "--format", "json")
+    assert_clean_failure(typo)
+    assert typo.stderr.splitlines() == [f"error: {tmp_path / 'typo.yml'}: no such file or directory"]
+    # The same workflow, read against the same root: its path and text are unchanged.
+    assert json.loads(typo.stdout)["workflows"] == json.loads(alone.stdout)["workflows"]
+    assert json.loads(typo.stdout)["workflows"][0]["path"] == ".github/workflows/ci.yml"

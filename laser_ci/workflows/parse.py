@@ -56,7 +56,7 @@ from laser_ci.workflows.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
 
 __all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
            "find_repo_root", "matrix_suffix", "normalize", "read_paths", "read_workflows",
-           "triggers_of", "workflow_targets"]
+           "root_of", "triggers_of", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
 # workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
@@ -116,6 +116,10 @@ def why_unreadable(p: Path, root: Path) -> str | None:
     """``None`` for a regular file that lies in ``root`` (resolved), else why it cannot be
     read as a workflow, in words. Never raises."""
     try:
+        if "\0" in str(p):
+            raise ValueError("embedded null byte")
+        if not os.path.lexists(p):  # nothing there: say so, wherever it was meant to be
+            return "no such file or directory"
         target = p.resolve()
         if not _inside(target, root):
             lexical = Path(os.path.abspath(p))
@@ -617,6 +621,21 @@ def find_repo_root(start: Path) -> Path:
     return here
 
 
+def root_of(paths: Sequence[str], repo_root: str | None = None) -> Path:
+    """The repository root for CLI ``paths``: ``repo_root`` when given, else the root
+    (:func:`find_repo_root`) of the first path that exists, so that a mistyped path
+    (reported on its own) cannot move the root that every other file is read against."""
+    if repo_root:
+        return Path(repo_root).resolve()
+    for arg in paths:
+        try:
+            if os.path.lexists(arg):
+                return find_repo_root(Path(arg))
+        except _PATH_ERRORS:
+            continue
+    return find_repo_root(Path(paths[0]) if paths else Path("."))
+
+
 def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
     """Expand CLI paths (files or folders) to repo-relative workflow paths.
 
@@ -662,7 +681,7 @@ def read_paths(paths: Sequence[str], repo_root: str | None = None
                ) -> tuple[list[Workflow], list[ReadError]]:
     """Read workflow files or folders from disk (default ``.github/workflows``)."""
     paths = list(paths) or [".github/workflows"]
-    root = Path(repo_root).resolve() if repo_root else find_repo_root(Path(paths[0]))
+    root = root_of(paths, repo_root)
     targets, errors = workflow_targets(paths, root)
     workflows, read_errors = read_workflows(DiskFiles(root), targets)
     return workflows, errors + read_errors
