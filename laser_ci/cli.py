@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import io
+import sys
+
 import click
 
 from laser_ci import __version__
+
+
+def _never_fail_to_print() -> None:
+    """A character the terminal's encoding lacks (a CJK job name on a cp1252 console, a
+    file name's undecodable byte) is written escaped (``\\u6d4b``), not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="laser-ci")
 def main() -> None:
     """Predict how long each GitHub Actions job will take, before it runs."""
+    _never_fail_to_print()
 
 
 # --- commands: one line per command, each defined in its own module -----------------------

@@ -444,7 +444,7 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
             raise
         click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
         sys.exit(2)
-    click.echo(render(result, fmt), nl=False)
+    click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None)), nl=False)
     for err in result["errors"]:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
         click.echo(plain.line(f"error: {where}: {err['message']}"), err=True)

@@ -331,3 +331,21 @@ def test_a_mistyped_first_path_does_not_move_the_repository_root(tmp_path: Path)
     # The same workflow, read against the same root: its path and text are unchanged.
     assert json.loads(typo.stdout)["workflows"] == json.loads(alone.stdout)["workflows"]
     assert json.loads(typo.stdout)["workflows"][0]["path"] == ".github/workflows/ci.yml"
+
+
+@pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_a_name_the_terminal_cannot_encode_is_printed_escaped(tmp_path: Path, fmt: str) -> None:
+    """A CJK or emoji job name on a cp1252 console (Windows, output redirected): escaped,
+    not a UnicodeEncodeError traceback; JSON stays the same value."""
+    (tmp_path / "ci.yml").write_text('on: push\njobs:\n  t:\n    name: "测试 🚀"\n'
+                                     "    runs-on: ubuntu-latest\n    steps:\n      - run: x\n",
+                                     encoding="utf-8")
+    result = CliRunner(charset="cp1252").invoke(
+        main, ["estimate", str(tmp_path / "ci.yml"), "--format", fmt])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "Traceback" not in result.stderr
+    if fmt == "json":
+        assert json.loads(result.stdout)["workflows"][0]["jobs"][0]["name"] == "测试 🚀"
+    else:
+        assert "\\u6d4b\\u8bd5 \\U0001f680" in result.stdout

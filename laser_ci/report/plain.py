@@ -27,3 +27,12 @@ def json_text(dumped: str) -> str:
     ``json.dumps`` leaves raw (DEL, C1 controls, line separators, bidirectional controls) as
     a ``\\uXXXX`` escape: the same JSON value, safe to print (they only occur in strings)."""
     return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+def encodes(s: str, encoding: str | None) -> bool:
+    """Whether ``s`` can be written to a stream in ``encoding`` as it is."""
+    try:
+        s.encode(encoding or "utf-8")
+    except (UnicodeError, LookupError):
+        return False
+    return True

@@ -27,6 +27,7 @@ from laser_ci.report.jobs import (
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import html as _html
 from laser_ci.report.markdown import text as _md
+from laser_ci.report.plain import encodes as _encodes
 from laser_ci.report.plain import json_text as _json_text
 from laser_ci.report.plain import line as _line
 
@@ -235,9 +236,12 @@ def render_markdown(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(result: dict[str, Any], fmt: str) -> str:
+def render(result: dict[str, Any], fmt: str, encoding: str | None = None) -> str:
+    """``result`` as ``fmt`` text. JSON that ``encoding`` (the output's) cannot write as
+    it is has its other characters as ``\\uXXXX`` escapes: the same JSON value."""
     if fmt == "json":
-        return _json_text(json.dumps(result, indent=2, ensure_ascii=False)) + "\n"
+        text = _json_text(json.dumps(result, indent=2, ensure_ascii=False)) + "\n"
+        return text if _encodes(text, encoding) else json.dumps(result, indent=2) + "\n"
     if fmt == "markdown":
         return render_markdown(result)
     return render_table(result)
