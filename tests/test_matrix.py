@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import laser_ci.workflows.matrix as matrix_module
+from laser_ci.workflows.expressions import evaluate
 from laser_ci.workflows.matrix import MAX_COMBINATIONS, MatrixExpansion, expand_matrix
 
 
@@ -218,20 +219,56 @@ OTHER_CASES: list[tuple[str, str, list[dict[str, Any]]]] = [
         "flags: [[-a], [-a, -b]]\nexclude:\n  - flags: [-a, -b]",
         [{"flags": ["-a"]}],
     ),
+    # GitHub compiles each leaf of an entry to `matrix.<path> == <literal>` (MatrixBuilder.cs):
+    # its loose `==`, not type-strict equality.
     (
-        "exclude-unknown-key-matches-nothing",
-        "os: [linux, mac]\nexclude:\n  - arch: arm",
-        [{"os": "linux"}, {"os": "mac"}],
+        "exclude-string-matches-number",
+        "v: [12, '12', 13, '3.9']\nexclude:\n  - v: 12\n  - v: 3.9",
+        [{"v": 13}],
     ),
     (
-        "exclude-type-strict-string-vs-number",
-        "v: [12, '12']\nexclude:\n  - v: 12",
-        [{"v": "12"}],
+        "exclude-true-matches-one",
+        "v: [1, true, 2]\nexclude:\n  - v: true",
+        [{"v": 2}],
     ),
     (
-        "exclude-bool-is-not-one",
-        "v: [1, true]\nexclude:\n  - v: true",
-        [{"v": 1}],
+        "exclude-strings-case-insensitive",
+        "os: [Ubuntu-Latest, macos-latest]\nexclude:\n  - os: ubuntu-latest",
+        [{"os": "macos-latest"}],
+    ),
+    (
+        "exclude-object-leaf-by-leaf",
+        """
+        cfg: [{os: linux, cc: gcc}, {os: mac, cc: gcc}, {os: linux, cc: clang}]
+        exclude:
+          - cfg: {os: linux}
+        """,
+        [{"cfg": {"os": "mac", "cc": "gcc"}}],
+    ),
+    (
+        "exclude-list-leaf-by-leaf",
+        "flags: [[-a, -b], [-b]]\nexclude:\n  - flags: [-a]",
+        [{"flags": ["-b"]}],
+    ),
+    (
+        "exclude-key-case-insensitive",
+        "os: [linux, mac]\nexclude:\n  - OS: mac",
+        [{"os": "linux"}],
+    ),
+    (
+        "include-matches-loosely",
+        """
+        py: ['3.9', '3.12']
+        include:
+          - py: 3.9
+            legacy: true
+        """,
+        [{"py": "3.9", "legacy": True}, {"py": "3.12"}],
+    ),
+    (
+        "include-key-case-insensitive",
+        "os: [linux, mac]\ninclude:\n  - OS: mac\n    big: true",
+        [{"os": "linux"}, {"os": "mac", "big": True}],
     ),
     (
         "include-adds-back-excluded",
@@ -272,11 +309,6 @@ OTHER_CASES: list[tuple[str, str, list[dict[str, Any]]]] = [
             extra: 1
         """,
         [{"os": "linux"}, {"os": "win"}, {"os": "win", "extra": 1}],
-    ),
-    (
-        "include-empty-entry-is-no-op-on-originals",
-        "os: [linux, mac]\ninclude:\n  - {}",
-        [{"os": "linux"}, {"os": "mac"}],
     ),
     (
         "duplicate-values-kept",
@@ -360,11 +392,23 @@ ERROR_CASES: list[tuple[str, Any, list[dict[str, Any]], str]] = [
         [{}],
         "no combinations left",
     ),
-    (
-        "empty-exclude-entry-matches-all",
+    (  # GitHub: "Matrix exclude filter must not be empty"
+        "empty-exclude-entry",
         {"os": ["a"], "exclude": [{}]},
-        [{}],
-        "no combinations left",
+        [{"os": "a"}],
+        "exclude entry must not be empty",
+    ),
+    (  # GitHub: "Matrix include mapping does not contain any values"
+        "empty-include-entry",
+        {"os": ["linux", "mac"], "include": [{}]},
+        [{"os": "linux"}, {"os": "mac"}],
+        "include entry does not contain any values",
+    ),
+    (  # GitHub: "Matrix exclude key 'arch' does not match any key within the matrix"
+        "exclude-unknown-key",
+        {"os": ["linux", "mac"], "exclude": [{"arch": "arm"}]},
+        [{"os": "linux"}, {"os": "mac"}],
+        "exclude key 'arch' does not match any key within the matrix",
     ),
 ]
 
@@ -479,10 +523,30 @@ def test_many_single_value_keys_expand() -> None:
     assert result.combos == [{f"k{i}": i for i in range(3000)}]
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b and (isinstance(a, str) == isinstance(b, str))
+def _literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _leaves(value: Any, path: str) -> list[str]:
+    """GitHub's filter expressions for one entry value (MatrixFilter in MatrixBuilder.cs)."""
+    if isinstance(value, dict):
+        return [e for k, v in value.items() for e in _leaves(v, f"{path}[{_literal(k)}]")]
+    if isinstance(value, list):
+        return [e for i, v in enumerate(value) for e in _leaves(v, f"{path}[{i}]")]
+    return [f"{path} == {_literal(value)}"]
+
+
+def _same(combo_value: Any, wanted: Any) -> bool:
+    """The entry value matches: every leaf expression is true, evaluated by the expression
+    engine as GitHub evaluates the expressions it compiles."""
+    return all(evaluate(e, {"matrix": {"v": combo_value}}) is True
+               for e in _leaves(wanted, "matrix['v']"))
 
 
 def _reference(matrix: dict[str, Any]) -> list[dict[str, Any]]:

@@ -451,6 +451,35 @@ jobs:
     assert names(wf) == ["Job (linux, fast)", "Job (mac)"]
 
 
+def test_an_excluded_combination_included_back_shows_every_value() -> None:
+    """It matched no combination left after the exclude, so it is a new one: all its values
+    are in the name (MatrixBuilder.GetUnmatchedVectors), its vectors first; an include
+    that does match adds nothing to the name, also when it matches loosely."""
+    wf, _ = read_text("""
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        os: [linux, mac]
+        py: ['3.9', '3.12']
+        exclude:
+          - os: mac
+            py: '3.12'
+        include:
+          - big: true
+            os: mac
+            py: '3.12'
+          - py: 3.9
+            legacy: yes
+    steps: [{run: echo}]
+""")
+    assert names(wf) == ["test (linux, 3.9)", "test (linux, 3.12)", "test (mac, 3.9)",
+                         "test (mac, 3.12, true)"]
+    assert [j.matrix.get("legacy") for j in wf.jobs] == ["yes", None, "yes", None]
+
+
 def test_nested_matrix_names() -> None:
     wfs, _ = read_repo("reusable-chain")
     release = wfs[".github/workflows/release.yml"]

@@ -59,7 +59,7 @@ from typing import Any
 
 __all__ = [
     "ANY", "FALSY", "TRUTHY", "ExpressionError", "FullContext", "Unknown", "as_written",
-    "condition", "display_text", "evaluate", "evaluate_string", "evaluate_value",
+    "condition", "display_text", "equal", "evaluate", "evaluate_string", "evaluate_value",
     "has_expression", "interpolate", "is_known", "segments", "substitute", "to_text",
     "truthy", "unknown_refs", "written_text",
 ]
@@ -224,7 +224,9 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _equal(a: Any, b: Any) -> bool:
+def equal(a: Any, b: Any) -> bool:
+    """GitHub's ``a == b``: strings case-insensitively, other kinds compared as numbers
+    (``'3.9' == 3.9``, ``true == 1``, ``null == 0``); arrays and objects only to themselves."""
     ka, kb = _kind(a), _kind(b)
     if ka == kb:
         if ka == "null":
@@ -241,9 +243,9 @@ def _equal(a: Any, b: Any) -> bool:
 
 def _compare(op: str, a: Any, b: Any) -> bool:
     if op == "==":
-        return _equal(a, b)
+        return equal(a, b)
     if op == "!=":
-        return not _equal(a, b)
+        return not equal(a, b)
     ka, kb = _kind(a), _kind(b)
     x: Any
     y: Any
@@ -901,7 +903,7 @@ def _text_test(test: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
 
 def _contains(search: Any, item: Any) -> bool:
     if isinstance(search, list):
-        return any(_equal(x, item) for x in search)
+        return any(equal(x, item) for x in search)
     return to_text(item).casefold() in to_text(search).casefold()
 
 

@@ -6,11 +6,18 @@ Rules follow GitHub's "Using a matrix for your jobs" page:
   the cross product of the vectors, first key varying slowest;
 * ``exclude`` entries remove every combination they match, a partial match being enough;
   excludes are applied before includes;
+* an entry matches a combination the way GitHub's parser (``MatrixBuilder.cs`` in
+  github.com/actions/runner) compiles it: each scalar leaf of the entry, ``matrix.os`` or
+  ``matrix.cfg.cc``, is compared with GitHub's ``==`` (``'3.9'`` matches ``3.9``, ``Linux``
+  matches ``linux``, ``true`` matches ``1``; keys case-insensitive), so an object value
+  matches one that has at least its leaves;
 * each ``include`` entry is merged into every original (post-exclude) combination whose
   vector values it does not overwrite; keys added by earlier includes may be overwritten;
   an entry that fits no original combination becomes a new combination;
 * a matrix with only ``include`` runs exactly the include entries;
-* a matrix generates at most 256 jobs.
+* a matrix generates at most 256 jobs;
+* an empty ``include`` or ``exclude`` entry, or an ``exclude`` key that is no vector, makes
+  the workflow invalid (reported; the entry is skipped).
 
 Nothing here raises, and nothing materialises more than 256 combinations, however large
 the cross product is: counts come from a dynamic programme over the vectors.
@@ -19,10 +26,10 @@ the cross product is: counts come from a dynamic programme over the vectors.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from laser_ci.workflows.expressions import has_expression
+from laser_ci.workflows.expressions import equal, has_expression
 
 __all__ = ["MAX_COMBINATIONS", "MatrixExpansion", "expand_matrix"]
 
@@ -43,6 +50,10 @@ class MatrixExpansion:
     """True when the matrix depends on a runtime expression and cannot be expanded."""
     error: str | None
     """Why GitHub would reject the matrix; ``combos`` still holds a usable fallback."""
+    shown: list[tuple[str, ...]] = field(default_factory=list, compare=False)
+    """Per combination, the keys whose values GitHub writes into the job's name: the
+    vectors for a combination of the cross product (not what an ``include`` adds to it),
+    every key for an ``include`` entry that matched none (vectors first)."""
 
 
 class _TooComplexError(Exception):
@@ -59,28 +70,38 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Type-strict equality of YAML values (``true`` != ``1``, ``12`` == ``12.0``)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if _is_number(a) or _is_number(b):
-        return _is_number(a) and _is_number(b) and a == b
-    if isinstance(a, Mapping) or isinstance(b, Mapping):
-        if not (isinstance(a, Mapping) and isinstance(b, Mapping)) or len(a) != len(b):
-            return False
-        return all(k in b and _same(v, b[k]) for k, v in a.items())
-    if isinstance(a, list | tuple) or isinstance(b, list | tuple):
-        if not (isinstance(a, list | tuple) and isinstance(b, list | tuple)) or len(a) != len(b):
-            return False
-        return all(_same(x, y) for x, y in zip(a, b, strict=True))
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except Exception:  # noqa: BLE001 - exotic objects must not break expansion
-        return False
-
-
 def _key(key: Any) -> str:
     return key if isinstance(key, str) else str(key)
+
+
+def _lookup(value: Any, key: str) -> Any:
+    """``value[key]`` in a filter expression: keys case-insensitive; null when absent."""
+    if not isinstance(value, Mapping):
+        return None
+    if key in value:
+        return value[key]
+    folded = key.lower()
+    return next((v for k, v in value.items() if _key(k).lower() == folded), None)
+
+
+def _matches(wanted: Any, value: Any) -> bool:
+    """Whether ``value`` matches the include/exclude value ``wanted``: each scalar leaf of
+    ``wanted`` equals (GitHub's ``==``) what ``value`` holds at its path (null if nothing)."""
+    if isinstance(wanted, Mapping):
+        return all(_matches(w, _lookup(value, _key(k))) for k, w in wanted.items())
+    if isinstance(wanted, list | tuple):
+        items = value if isinstance(value, list | tuple) else ()
+        return all(_matches(w, items[i] if i < len(items) else None)
+                   for i, w in enumerate(wanted))
+    return equal(wanted, value)
+
+
+def _put(combo: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``combo[key]``, overwriting a key that differs only in case (GitHub's keys are
+    case-insensitive, the first spelling kept)."""
+    folded = key.lower()
+    same = next((k for k in combo if k.lower() == folded), key)
+    combo[same] = value
 
 
 def _mapping_entries(name: str, value: Any, errors: list[str]) -> tuple[list[dict[str, Any]], bool]:
@@ -110,9 +131,7 @@ class _Vectors:
         self.keys = [k for k, _ in vectors]
         self.values = [v for _, v in vectors]
         index = {k: i for i, k in enumerate(self.keys)}
-        # An exclude naming a key that is not a vector can never match a combination.
-        self.excludes = [e for e in excludes if all(k in index for k in e)]
-        self.dead = any(not e for e in self.excludes)  # ``{}`` matches every combination
+        self.excludes = excludes  # each keyed by vector names, none empty
         self.last = [max((index[k] for k in e), default=-1) for e in self.excludes]
         self.work = 0
         self._levels: list[dict[frozenset[int], int]] | None = None
@@ -125,7 +144,7 @@ class _Vectors:
             raise _TooComplexError
         key = self.keys[i]
         kept = frozenset(
-            e for e in alive if key not in self.excludes[e] or _same(self.excludes[e][key], value)
+            e for e in alive if key not in self.excludes[e] or _matches(self.excludes[e][key], value)
         )
         if any(self.last[e] == i for e in kept):
             return None
@@ -134,10 +153,10 @@ class _Vectors:
     def _forward(self, fixed: Mapping[str, Any] | None) -> list[dict[frozenset[int], int]]:
         """Reachable exclude states and their multiplicities, level by level."""
         start = frozenset(range(len(self.excludes)))
-        levels: list[dict[frozenset[int], int]] = [{} if self.dead else {start: 1}]
+        levels: list[dict[frozenset[int], int]] = [{start: 1}]
         for i, values in enumerate(self.values):
             if fixed is not None and self.keys[i] in fixed:
-                values = [v for v in values if _same(v, fixed[self.keys[i]])]
+                values = [v for v in values if _matches(fixed[self.keys[i]], v)]
             nxt: dict[frozenset[int], int] = {}
             for alive, mult in levels[-1].items():
                 if not alive:
@@ -280,35 +299,56 @@ def _expand(matrix: Any) -> MatrixExpansion:
         errors.append("matrix must define at least one vector")
         return _fallback(errors)
 
+    names = {k.lower(): k for k, _ in vectors}
+    filters: list[tuple[dict[str, Any], dict[str, Any]]] = []  # per include: vector keys, rest
+    for entry in includes:
+        if not entry:
+            errors.append("matrix include entry does not contain any values")
+            continue
+        filters.append(({names[k.lower()]: v for k, v in entry.items() if k.lower() in names},
+                        {k: v for k, v in entry.items() if k.lower() not in names}))
+    kept: list[dict[str, Any]] = []
+    for entry in excludes:
+        unknown = [k for k in entry if k.lower() not in names]
+        if not entry:
+            errors.append("matrix exclude entry must not be empty")
+        elif unknown:
+            errors.append(f"matrix exclude key '{unknown[0]}' does not match any key "
+                          "within the matrix")
+        else:
+            kept.append({names[k.lower()]: v for k, v in entry.items()})
+
+    originals: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
     if not vectors:
         # Only ``include``: every entry is its own job.
-        new = [dict(entry) for entry in includes]
-        originals: list[dict[str, Any]] = []
+        new = [{**f, **extra} for f, extra in filters]
         total = len(new)
     else:
-        space = _Vectors(vectors, excludes)
-        vector_keys = set(space.keys)
+        space = _Vectors(vectors, kept)
         survivors = space.count()
-        if survivors == 0 and not includes:
+        if survivors == 0 and not filters:
             errors.append("matrix has no combinations left after 'exclude'")
             return _fallback(errors)
-        new = []
-        for entry in includes:
-            fixed = {k: v for k, v in entry.items() if k in vector_keys}
-            if survivors == 0 or (fixed and space.count(fixed) == 0):
-                new.append(dict(entry))
+        for f, extra in filters:
+            if survivors == 0 or (f and space.count(f) == 0):
+                new.append({**f, **extra})
         total = survivors + len(new)
         originals = list(space.first(MAX_COMBINATIONS))
         for combo in originals:
-            for entry in includes:
-                if all(_same(combo[k], v) for k, v in entry.items() if k in vector_keys):
-                    combo.update((k, v) for k, v in entry.items() if k not in vector_keys)
+            for f, extra in filters:
+                if all(_matches(v, combo[k]) for k, v in f.items()):
+                    for k, v in extra.items():
+                        _put(combo, k, v)
 
+    vector_keys = tuple(k for k, _ in vectors)
     combos = (originals + new)[:MAX_COMBINATIONS]
+    shown = ([vector_keys] * len(originals) + [tuple(c) for c in new])[:MAX_COMBINATIONS]
     if total > MAX_COMBINATIONS:
         errors.append(
             f"matrix expands to {total} combinations; GitHub's limit is {MAX_COMBINATIONS}"
         )
     if not combos:
-        combos = [{}]
-    return MatrixExpansion(combos=combos, dynamic=False, error="; ".join(errors) or None)
+        combos, shown = [{}], [()]
+    return MatrixExpansion(combos=combos, dynamic=False, error="; ".join(errors) or None,
+                           shown=shown)

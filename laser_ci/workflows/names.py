@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from laser_ci.workflows.expressions import Unknown, has_expression, interpolate, to_text, written_text
-from laser_ci.workflows.matrix import _same
 from laser_ci.workflows.model import NameHole
 
 MAX_NAME_LENGTH = 100  # JobNameBuilder: longer names are cut to 97 characters + "..."
@@ -63,22 +62,6 @@ def matrix_suffix(combo: dict[str, Any], keys: Sequence[str] | None = None) -> s
 
 def cut(name: str) -> str:
     return name if len(name) <= MAX_NAME_LENGTH else name[: MAX_NAME_LENGTH - 3] + "..."
-
-
-def vectors(matrix: Any) -> dict[str, list[Any]]:
-    """The vectors of a static matrix (keys other than include/exclude)."""
-    if not isinstance(matrix, dict):
-        return {}
-    return {str(k): v if isinstance(v, list) else [v] for k, v in matrix.items()
-            if str(k) not in ("include", "exclude")}
-
-
-def suffix_keys(combo: dict[str, Any], vecs: dict[str, list[Any]]) -> list[str]:
-    """Which of a combination's keys GitHub shows: the vector keys for a combination of the
-    cross product; for an ``include`` entry that matched none, every key, vectors first."""
-    if vecs and all(k in combo and any(_same(combo[k], v) for v in vs) for k, vs in vecs.items()):
-        return list(vecs)
-    return [k for k in combo if k in vecs] + [k for k in combo if k not in vecs]
 
 
 def _literal(name: Any) -> bool:

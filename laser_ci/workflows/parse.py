@@ -333,7 +333,7 @@ class _Reader:
         strategy_values = {k: _settle(evaluate_value(strategy[k], before), v)
                            for k, v in written_strategy.items()}
         raw_matrix = strategy.get("matrix")
-        vecs: dict[str, list[Any]] = {}
+        shown: list[tuple[str, ...]] = []
         matrix_refs: tuple[str, ...] = ()
         if raw_matrix is not None:
             evaluated = evaluate_value(raw_matrix, before)
@@ -346,7 +346,7 @@ class _Reader:
             combos, dynamic = expansion.combos or [{}], expansion.dynamic
             # A static matrix is the whole matrix context: a key it lacks is null.
             known = not dynamic and not expansion.error
-            vecs = names.vectors(raw_matrix) if known else {}
+            shown = expansion.shown if known else []
         else:
             # No strategy: GitHub sets the matrix context to null.
             combos, dynamic, known = [{}], False, True
@@ -356,7 +356,7 @@ class _Reader:
             self.error(call.path, line, f"job '{job_id}': {len(combos)} matrix instances of "
                        f"{size:,} values each are too many to expand (at most "
                        f"{MAX_EXPANDED_NODES:,} per workflow); read as one job")
-            combos, known, vecs = [{}], False, {}
+            combos, known, shown = [{}], False, []
         self.budget -= size * len(combos)
 
         needs_raw = job.get("needs")
@@ -379,7 +379,7 @@ class _Reader:
                 ctx["strategy"] = {"job-index": index, "job-total": len(combos)}
             written = substitute({k: v for k, v in job.items() if k != "strategy"},
                                  {"matrix": matrix_ctx, "inputs": inputs})
-            keys = names.suffix_keys(combo, vecs) if known else None
+            keys = shown[index] if index < len(shown) else None
             name = display_name(job_id, job.get("name"), matrix_ctx, inputs, suffix_keys=keys,
                                 contexts=ctx)
             parts = names.name_parts(job_id, job.get("name"), ctx, suffix_keys=keys,
