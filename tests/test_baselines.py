@@ -396,4 +396,4 @@ def test_eval_errors(tmp_path: Path, model_dir: Path) -> None:
     assert r.exit_code != 0 and "no predictors" in r.output
     r = CliRunner().invoke(main, ["eval", str(MINI), "--model", str(model_dir),
                                   "--predictor", "nope"])
-    assert r.exit_code != 0 and "unknown predictor" in r.output
+    assert r.exit_code == 2 and "unknown predictor" in r.output  # a usage error

@@ -248,6 +248,8 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert "only go with --folds" in fails("--predictions", str(tmp_path / "p.jsonl"))
     assert "needs --lm-base" in fails("--folds", "--predictor", "laser-lm")
     assert "unknown predictor" in fails("--folds", "--predictor", "nope")
+    r = CliRunner().invoke(main, ["eval", str(MINI), "--folds", "--predictor", "nope"])
+    assert r.exit_code == 2 and "Invalid value for --predictor" in r.output  # a usage error
     assert "pretrained on the unlabeled corpus only" in fails(
         "--folds", "--predictor", "laser-lm", "--lm-base", str(tmp_path))
     base = tmp_path / "base"

@@ -57,6 +57,36 @@ def test_missing_runs_file_is_a_clear_error(tmp_path: Path) -> None:
         load_runs(tmp_path)
 
 
+@pytest.mark.parametrize("name, content, reason", [
+    (None, None, "no runs.jsonl.gz or runs.jsonl"),  # an empty folder
+    ("runs.jsonl", b'{"id": 1, broken\n', "runs.jsonl:1: not JSON (Expecting property name"),
+    ("runs.jsonl", b'{"id": 1}\n{"repo": "a/b\xff"}\n', "runs.jsonl:2: not UTF-8 (byte 0xff"),
+    ("runs.jsonl", b'{"id": 1}\n\n[1, 2]\n', "runs.jsonl:3: not a JSON object"),
+    ("runs.jsonl.gz", b"not gzip\n", "runs.jsonl.gz: cannot be read (Not a gzipped file"),
+])
+def test_eval_on_unreadable_data_is_one_error_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_predictor: object,
+        name: str | None, content: bytes | None, reason: str) -> None:
+    """`laser-ci eval` on a folder without data, or with a data file it cannot read: one
+    line naming the file (and line) and what is wrong, exit 2; never a traceback."""
+    from click.testing import CliRunner
+
+    from laser_ci.cli import main
+
+    monkeypatch.setattr("laser_ci.predictors.choice.available_predictors",
+                        lambda model_dir=None: {"test-length": fake_predictor})
+    if name is not None:
+        (tmp_path / name).write_bytes(content or b"")
+    for folds in ([], ["--folds", "3"]):
+        result = CliRunner().invoke(main, ["eval", str(tmp_path), "--no-cache", *folds])
+        assert result.exit_code == 2, result.output
+        assert isinstance(result.exception, SystemExit), result.exception
+        assert "Traceback" not in result.output
+        assert result.stderr.splitlines() == [result.stderr.strip()]
+        assert result.stderr.startswith(f"laser-ci: error: {tmp_path}"), result.stderr
+        assert reason in result.stderr, result.stderr
+
+
 def test_every_positive_run_gives_one_workflow_example(examples: list[Example]) -> None:
     wf = [e for e in examples if e.kind == "workflow"]
     assert sorted(e.run_id for e in wf) == [f"fixture{i:02d}" for i in range(1, 17) if i != 4]

@@ -1011,8 +1011,8 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
         [*BASELINE_NAMES, *([LM_NAME] if lm_base else [])]
     unknown = [n for n in names if n not in TRAINABLE]
     if unknown:
-        raise click.ClickException(f"unknown predictor(s) {', '.join(unknown)} for --folds; "
-                                   f"trainable: {', '.join(TRAINABLE)}")
+        raise click.BadParameter(f"unknown predictor(s) {', '.join(unknown)} for --folds; "
+                                 f"trainable: {', '.join(TRAINABLE)}", param_hint="--predictor")
     lm = None
     if LM_NAME in names:
         if not lm_base:

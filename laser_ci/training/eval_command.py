@@ -4,15 +4,33 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from laser_ci.predictors.base import Predictor
 from laser_ci.predictors.lm import SAMPLING
+from laser_ci.report import plain
 from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
-from laser_ci.training.examples import KINDS, load_examples
+from laser_ci.training.examples import KINDS, DataError, load_examples
 from laser_ci.training.history import REGIMES
+
+
+def _reading_data(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``; a data folder without its runs file, or a data file that
+    cannot be read, is one line (``laser-ci: error: <path>: <reason>``) and exit 2, not a
+    traceback (``LASER_CI_DEBUG`` shows it)."""
+    try:
+        return fn(*args, **kwargs)
+    except (FileNotFoundError, DataError) as exc:
+        if os.environ.get("LASER_CI_DEBUG"):
+            raise
+        click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
+        sys.exit(2)
 
 
 @click.command("eval")
@@ -188,7 +206,7 @@ def eval_command(
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
         from laser_ci.training.crossval import eval_cv
 
-        eval_cv(data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
+        _reading_data(eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
                 only=only, history=history, no_cache=no_cache, write=write_cards,
                 reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
                 lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
@@ -206,9 +224,9 @@ def eval_command(
     if only:
         missing = [n for n in only if n not in predictors]
         if missing:
-            raise click.ClickException(
+            raise click.BadParameter(
                 f"unknown predictor(s) {', '.join(missing)}; available: "
-                f"{', '.join(predictors) or 'none'}"
+                f"{', '.join(predictors) or 'none'}", param_hint="--predictor"
             )
         predictors = {n: predictors[n] for n in only}
     if not predictors:
@@ -216,8 +234,8 @@ def eval_command(
             "no predictors found; train them with `python benchmarks/baselines.py`"
         )
     kinds = KINDS if kind == "all" else (kind,)
-    examples = load_examples(data_dir, kinds=kinds, split=split, cache=not no_cache,
-                             history=history == "prior")
+    examples = _reading_data(load_examples, data_dir, kinds=kinds, split=split,
+                             cache=not no_cache, history=history == "prior")
     if not examples:
         raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
     report, preds = evaluate(predictors, examples, history)

@@ -46,6 +46,7 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -76,13 +77,34 @@ def _data_file(data_dir: str | os.PathLike[str], stem: str, required: bool = Tru
     return None
 
 
+class DataError(ValueError):
+    """A data file that cannot be read: its path (and line) and what is wrong with it."""
+
+
 def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a JSON Lines file; a row that is not UTF-8, not JSON or not an object,
+    and a file that cannot be read or unpacked, is a :class:`DataError` naming it."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
-        for line in f:
-            line = line.strip()
-            if line:
-                yield json.loads(line)
+    try:
+        with opener(path, "rb") as f:  # type: ignore[operator]
+            for n, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as exc:
+                    raise DataError(f"{path}:{n}: not UTF-8 (byte 0x{raw[exc.start]:02x} "
+                                    f"at column {exc.start + 1})") from None
+                if not line:
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}:{n}: not JSON ({exc.msg})") from None
+                if not isinstance(row, dict):
+                    raise DataError(f"{path}:{n}: not a JSON object")
+                yield row
+    except (OSError, EOFError, zlib.error) as exc:
+        what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise DataError(f"{path}: cannot be read ({what})") from None
 
 
 def load_runs(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
