@@ -277,6 +277,34 @@ jobs:
     assert "note: nightly-only: its `if:` is false on every trigger: it never runs" in table
 
 
+def test_a_dispatch_input_is_empty_on_other_events() -> None:
+    """Only a dispatched run has ``inputs``: on push, ``inputs.e2e`` is empty even though the
+    dispatch form defaults it to true (GitHub docs, Contexts: inputs), so a job gated on it
+    runs on dispatch only; one that falls back with ``||`` runs on both."""
+    from laser_ci.estimate import estimate_files
+
+    files = {"w.yml": """
+on:
+  push:
+  workflow_dispatch:
+    inputs:
+      e2e: {type: boolean, default: true}
+jobs:
+  e2e:
+    if: inputs.e2e
+    runs-on: ubuntu-latest
+    steps: [{run: make e2e}]
+  e2e-or-push:
+    if: ${{ inputs.e2e || github.event_name == 'push' }}
+    runs-on: ubuntu-latest
+    steps: [{run: make e2e}]
+"""}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    jobs = {j["name"]: j for j in result["workflows"][0]["jobs"]}
+    assert jobs["e2e"]["runs_on_events"] == ["workflow_dispatch"]
+    assert jobs["e2e-or-push"]["runs_on_events"] is None
+
+
 # --- expansion rules ------------------------------------------------------------------------
 
 

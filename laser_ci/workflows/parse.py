@@ -174,7 +174,11 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _input_defaults(on: Any, events: tuple[str, ...] = ("workflow_call", "workflow_dispatch")
+_INPUT_EVENTS = ("workflow_call", "workflow_dispatch")
+"""The events whose runs have an ``inputs`` context (GitHub docs, Contexts: inputs)."""
+
+
+def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
                     ) -> dict[str, Any]:
     """Declared ``inputs`` defaults of a callable/dispatchable workflow."""
     inputs: dict[str, Any] = {}
@@ -438,8 +442,12 @@ class _Reader:
             runs = condition(if_, ctx, status=status) is not False
             mine: tuple[str, ...] | None = None if runs else ()
         else:
+            # Only a dispatched (or called) run has inputs: on any other event the
+            # ``inputs`` context is empty, whatever defaults the dispatch form declares.
             mine = tuple(t for t in call.triggers
-                         if condition(if_, {**ctx, "github": {**call.github, "event_name": t}},
+                         if condition(if_, {"inputs": ctx["inputs"] if t in _INPUT_EVENTS
+                                            else FullContext({}),
+                                            "github": {**call.github, "event_name": t}},
                                       status=status) is not False)
             if len(mine) == len(call.triggers):
                 mine = None
