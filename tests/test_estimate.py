@@ -1,12 +1,17 @@
-"""``estimate_workflows``: alternative-runner predictions for the sizing advice are batched."""
+"""``estimate_workflows``: alternative-runner predictions for the sizing advice are batched;
+and ``laser-ci estimate``'s cost figures where a price is unknown."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 from laser_ci import estimate
+from laser_ci.cli import main
 from laser_ci.estimate import estimate_workflows
 from laser_ci.predictors.base import Runtime
 from laser_ci.workflows.parse import read_workflows
@@ -109,3 +114,57 @@ def test_no_shipped_predictor_claims_runner_sizes() -> None:
 
     for cls in [*baselines.BASELINES.values(), LaserModel]:
         assert not predicts_runner_sizes(cls), cls
+
+
+# --- the CLI: unknown costs ---------------------------------------------------------------
+
+UNPRICED = """name: Unpriced
+on: push
+jobs:
+  expr:
+    runs-on: ${{ github.event.inputs.os }}
+    steps: [{run: make}]
+  custom:
+    runs-on: my-custom-runner
+    steps: [{run: make}]
+"""
+PARTLY = """name: Partly
+on: push
+jobs:
+  hosted:
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  custom:
+    runs-on: my-custom-runner
+    steps: [{run: make}]
+"""
+
+
+def _cli(*args: str) -> Result:
+    return CliRunner().invoke(main, ["estimate", *args])
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_an_unknown_cost_is_not_shown_as_zero(tmp_path: Path) -> None:
+    """A workflow whose jobs have no price (a runner set at run time, a label no catalog
+    knows) costs ``?`` per run and JSON ``null``, not $0.000; a total that leaves jobs out
+    says how many."""
+    (tmp_path / "unpriced.yml").write_text(UNPRICED)
+    (tmp_path / "partly.yml").write_text(PARTLY)
+    table = _cli(str(tmp_path))
+    assert table.exit_code == 0, table.output
+    totals = [x for x in table.stdout.splitlines() if x.startswith("  critical path")]
+    assert len(totals) == 2 and "$0.000" not in table.stdout
+    partly, unpriced = totals  # files in name order
+    assert partly.endswith("· cost $0.006 per run (1 job without a price not counted)")
+    assert unpriced.endswith("· cost ? per run (no job has a known price)")
+    result = json.loads(_cli("--format", "json", str(tmp_path)).stdout)
+    by_name = {w["name"]: w for w in result["workflows"]}
+    assert [j["cost_usd"] for j in by_name["Unpriced"]["jobs"]] == [None, None]
+    assert by_name["Unpriced"]["cost_usd"] is None
+    assert by_name["Unpriced"]["cost"]["range_usd"] is None
+    assert by_name["Unpriced"]["cost"]["unknown_jobs"] == 2
+    assert by_name["Partly"]["cost_usd"] == 0.006 and result["totals"]["cost_usd"] == 0.006
+    (tmp_path / "partly.yml").unlink()
+    result = json.loads(_cli("--format", "json", str(tmp_path)).stdout)
+    assert result["totals"]["cost_usd"] is None and result["totals"]["cost"]["unknown_jobs"] == 2

@@ -93,6 +93,21 @@ def _cost(job_or_wf: dict[str, Any]) -> str:
     return "" if cost is None else f"${cost:,.3f}"
 
 
+def _cost_total(wf: Mapping[str, Any]) -> str:
+    """`` · cost $X per run`` for a workflow's totals line, saying how many jobs it leaves
+    out for want of a price (``?`` when no job has one: unknown, not $0)."""
+    cost = wf.get("cost") if isinstance(wf.get("cost"), Mapping) else {}
+    unknown = cost.get("unknown_jobs") if isinstance(cost.get("unknown_jobs"), int) else 0
+    if wf.get("cost_usd") is None and not unknown:
+        return ""
+    shown = "?" if wf.get("cost_usd") is None else _cost(dict(wf))
+    out = f" · cost {shown} per run"
+    if unknown:
+        out += (f" ({_plural(unknown, 'job')} without a price not counted)"
+                if wf.get("cost_usd") is not None else " (no job has a known price)")
+    return out
+
+
 def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:
     """One line per advice; the same kind of advice on many jobs is folded into one line."""
     by_kind: dict[str, list[tuple[str, str]]] = {}
@@ -152,9 +167,7 @@ def render_table(result: dict[str, Any]) -> str:
         lines.extend(_advice_lines(wf["jobs"]))
         total = (f"  critical path {format_duration(wf['critical_path_s'])}"
                  f" · billable {format_duration(wf['billable_s'])}")
-        if wf.get("cost_usd") is not None:
-            total += f" · cost {_cost(wf)} per run"
-        lines.append(total)
+        lines.append(total + _cost_total(wf))
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")

@@ -148,13 +148,15 @@ class MonthlyRuns:
 
 @dataclass(frozen=True)
 class Totals:
-    """Sums over the jobs of a workflow (or a PR). ``cost_usd`` excludes unpriced jobs."""
+    """Sums over the jobs of a workflow (or a PR). ``cost_usd`` excludes unpriced jobs; it
+    (and ``range_usd``) is None when there are jobs and none of them has a price: unknown,
+    not $0."""
 
     jobs: int
     priced_jobs: int
     billable_minutes: int
-    cost_usd: float
-    range_usd: tuple[float, float]
+    cost_usd: float | None
+    range_usd: tuple[float, float] | None
     if_private_usd: float | None
     runs_per_month: float | None = None
     runs_basis: str | None = None
@@ -174,7 +176,7 @@ class Totals:
                 "priced_jobs": self.priced_jobs,
                 "unknown_jobs": self.unknown_jobs,
                 "billable_minutes": self.billable_minutes,
-                "range_usd": [_r(x) for x in self.range_usd],
+                "range_usd": [_r(x) for x in self.range_usd] if self.range_usd else None,
                 "if_private_usd": _r(self.if_private_usd),
                 "runs_per_month": None if self.runs_per_month is None else round(self.runs_per_month),
                 "runs_per_month_basis": self.runs_basis,
@@ -207,16 +209,17 @@ def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = No
         )
     if isinstance(runs, (int, float)):
         runs = MonthlyRuns(float(runs), f"given: {runs:g} runs per month")
+    unknown = bool(costs) and not priced  # no price for any job: unknown, not $0
     monthly = None
-    if runs is not None:
+    if runs is not None and not unknown:
         monthly = round(total * runs.runs, 6)
         notes.append(f"monthly projection: cost per run x {runs.runs:.0f} runs per month; {runs.basis}")
     return Totals(
         jobs=len(costs),
         priced_jobs=len(priced),
         billable_minutes=sum(c.billable_minutes for c in priced),
-        cost_usd=total,
-        range_usd=(lo, hi),
+        cost_usd=None if unknown else total,
+        range_usd=None if unknown else (lo, hi),
         if_private_usd=if_private,
         runs_per_month=None if runs is None else runs.runs,
         runs_basis=None if runs is None else runs.basis,
@@ -229,13 +232,17 @@ def combine(totals: Iterable[Totals]) -> Totals:
     """Totals over several workflows (a PR): sums; monthly only where every part has one."""
     ts = list(totals)
     monthly = [t.monthly_cost_usd for t in ts]
-    privs = [t.if_private_usd if t.if_private_usd is not None else t.cost_usd for t in ts]
+    known = [t for t in ts if t.cost_usd is not None and t.range_usd is not None]
+    privs = [t.if_private_usd if t.if_private_usd is not None else t.cost_usd or 0.0
+             for t in known]
+    unknown = not known and any(t.jobs for t in ts)  # no price for any job
     return Totals(
         jobs=sum(t.jobs for t in ts),
         priced_jobs=sum(t.priced_jobs for t in ts),
         billable_minutes=sum(t.billable_minutes for t in ts),
-        cost_usd=round(sum(t.cost_usd for t in ts), 6),
-        range_usd=(round(sum(t.range_usd[0] for t in ts), 6), round(sum(t.range_usd[1] for t in ts), 6)),
+        cost_usd=None if unknown else round(sum(t.cost_usd or 0.0 for t in known), 6),
+        range_usd=None if unknown else (round(sum(t.range_usd[0] for t in known if t.range_usd), 6),
+                                        round(sum(t.range_usd[1] for t in known if t.range_usd), 6)),
         if_private_usd=(round(sum(privs), 6) if any(t.if_private_usd is not None for t in ts) else None),
         monthly_cost_usd=(
             round(sum(m for m in monthly if m is not None), 6)
