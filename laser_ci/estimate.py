@@ -29,6 +29,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -387,13 +388,26 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
                               profile, sizing, history)
 
 
+def _workflows_of(arg: str) -> str:
+    """A path as a workflow target: a repository root (a folder holding
+    ``.github/workflows``, e.g. ``.`` at a checkout) stands for its ``.github/workflows``,
+    as GitHub only runs the workflows there (a root's own ``.yml`` files, such as an
+    ``action.yml``, are not workflows); any other path as given."""
+    folder = Path(arg) / ".github" / "workflows"
+    try:
+        return str(folder) if Path(arg).is_dir() and folder.is_dir() else arg
+    except (OSError, ValueError):  # a folder it may not enter, a NUL: reported as given
+        return arg
+
+
 def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
                    predictor: Predictor | None = None, model_dir: str | None = None,
                    profile: RepoProfile | None = None,
                    sizing: SizingOptions | None = None,
                    history: HistoryIndex | None = None) -> dict[str, Any]:
-    """Estimate workflow files or folders on disk (default ``.github/workflows``)."""
-    paths = list(paths) or [".github/workflows"]
+    """Estimate workflow files or folders on disk (default ``.github/workflows``); a
+    repository root stands for its ``.github/workflows``."""
+    paths = [_workflows_of(p) for p in paths] or [".github/workflows"]
     root = root_of(paths, repo_root)
     targets, errors = workflow_targets(paths, root)
     if profile is None:
@@ -429,7 +443,8 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
              visibility: str | None, runs_per_month: float | None,
              self_hosted_rate: float, history_dir: str | None) -> None:
-    """Predict each job's runtime in workflow files or folders (default .github/workflows)."""
+    """Predict each job's runtime in workflow files or folders (default .github/workflows;
+    a repository root, such as ., means its .github/workflows)."""
     from laser_ci.report.render import render
 
     sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)

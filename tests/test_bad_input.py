@@ -305,6 +305,26 @@ def test_folder_without_workflows(tmp_path: Path) -> None:
     assert "no .yml or .yaml files" in result.stderr
 
 
+@pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize("root_file", [None, "action.yml"])
+def test_a_repository_root_means_its_workflows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               root_file: str | None) -> None:
+    """`laser-ci estimate .` at a checkout (or a repository root given by path) estimates
+    its .github/workflows; a root's own .yml (an action.yml) is no workflow."""
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "good.yml").write_text(GOOD)
+    if root_file:
+        (tmp_path / root_file).write_text("name: An action\nruns: {using: composite, steps: []}\n")
+    monkeypatch.chdir(tmp_path)
+    for arg in (".", str(tmp_path)):
+        result = run_estimate(arg, "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert result.stderr == ""
+        paths = [wf["path"] for wf in json.loads(result.stdout)["workflows"]]
+        assert paths == [".github/workflows/good.yml"]
+
+
 def test_bad_option_exits_2(tmp_path: Path) -> None:
     result = run_estimate("--no-such-option", str(tmp_path))
     assert result.exit_code == 2
