@@ -429,6 +429,29 @@ def test_display_name_rules() -> None:
     assert matrix_suffix({"cfg": {"os": "linux", "tags": ["a", "", "b"]}}) == " (linux, a, b)"
 
 
+def test_values_written_into_a_name_as_github_converts_them() -> None:
+    """EvaluationResult.ConvertToString: an object is `Object`, an array `Array`, a number
+    in .NET's G15 format; in ``format()`` and ``join()`` too."""
+    wf, _ = read_text("""
+on: push
+jobs:
+  j:
+    name: >-
+      Test ${{ matrix.cfg }} ${{ matrix.flags }} ${{ matrix.big }}
+      ${{ format('{0}', matrix.x) }} ${{ join(matrix.cfgs, '+') }}
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        cfg: [{os: linux}]
+        flags: [[-a]]
+        big: [1.0e+15]
+        x: [0.30000000000000004]
+        cfgs: [[{a: 1}, {b: 2}]]
+    steps: [{run: echo}]
+""")
+    assert names(wf) == ["Test Object Array 1E+15 0.3 Object+Object"]
+
+
 def test_long_names_are_cut_to_100_characters() -> None:
     name = display_name("j", "x" * 90, {"os": "ubuntu-latest"}, {})
     assert len(name) == 100 and name.endswith("...")

@@ -58,7 +58,8 @@ from itertools import product
 from typing import Any
 
 __all__ = [
-    "ANY", "FALSY", "TRUTHY", "ExpressionError", "FullContext", "Unknown", "as_written",
+    "ANY", "FALSY", "TRUTHY", "ExpressionError", "FullContext", "Unknown", "as_string",
+    "as_written",
     "condition", "display_text", "equal", "evaluate", "evaluate_string", "evaluate_value",
     "has_expression", "interpolate", "is_known", "segments", "substitute", "to_text",
     "truthy", "unknown_refs", "written_text",
@@ -174,6 +175,35 @@ def to_text(value: Any) -> str:
     if isinstance(value, Unknown):
         return value.text
     return str(value)
+
+
+def as_string(value: Any) -> str:
+    """A value converted to a string inside an expression, as GitHub converts it
+    (``EvaluationResult.ConvertToString`` in github.com/actions/runner): null empty, booleans
+    lowercase, numbers in .NET's ``G15`` format (``1E+15``, ``0.3``), arrays ``Array`` and
+    objects ``Object``. What ``format()``, ``join()``, the string tests and a ``${{ }}``
+    inside a longer string write; :func:`to_text` is for showing values as data."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return _g15(float(value))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return "Array"
+    if isinstance(value, Mapping):
+        return "Object"
+    return to_text(value)
+
+
+def _g15(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return "0" if x == 0 else format(x, ".15G")
 
 
 def _to_number(v: Any) -> float:
@@ -832,8 +862,8 @@ def _star(obj: Any) -> _Filtered:
 
 
 def _format(fmt: Any, *args: Any) -> str:
-    pieces = _format_pieces(to_text(fmt), len(args))
-    return "".join(p if isinstance(p, str) else to_text(args[p]) for p in pieces)
+    pieces = _format_pieces(as_string(fmt), len(args))
+    return "".join(p if isinstance(p, str) else as_string(args[p]) for p in pieces)
 
 
 def _format_pieces(fmt: str, n_args: int) -> list[str | int]:
@@ -875,7 +905,7 @@ def _format_pieces(fmt: str, n_args: int) -> list[str | int]:
 def _format_parts(args: Sequence[Any]) -> Any:
     """``format`` with a known format string and unknown arguments: a string known in part."""
     try:
-        pieces = _format_pieces(to_text(args[0]), len(args) - 1)
+        pieces = _format_pieces(as_string(args[0]), len(args) - 1)
     except ExpressionError as exc:
         return Unknown(refs=_refs(*args), error=str(exc))
     parts: list[Any] = []
@@ -886,8 +916,8 @@ def _format_parts(args: Sequence[Any]) -> Any:
 
 def _join(value: Any, sep: Any = ",") -> str:
     if isinstance(value, list):
-        return to_text(sep).join(to_text(v) for v in value)
-    return to_text(value)
+        return as_string(sep).join(as_string(v) for v in value)
+    return as_string(value)
 
 
 def _from_json(value: Any) -> Any:
@@ -898,13 +928,13 @@ def _from_json(value: Any) -> Any:
 
 
 def _text_test(test: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
-    return lambda a, b: test(to_text(a).casefold(), to_text(b).casefold())
+    return lambda a, b: test(as_string(a).casefold(), as_string(b).casefold())
 
 
 def _contains(search: Any, item: Any) -> bool:
     if isinstance(search, list):
         return any(equal(x, item) for x in search)
-    return to_text(item).casefold() in to_text(search).casefold()
+    return as_string(item).casefold() in as_string(search).casefold()
 
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -995,11 +1025,11 @@ def _piece(value: Any) -> Any:
     """A value put into a string: its text, or an Unknown when its text is not known."""
     value = _opaque(value)
     if not isinstance(value, Unknown):
-        return to_text(value)
+        return as_string(value)
     if value.parts:
         return value
     values, open_ = _alternatives(value)
-    texts = {to_text(v) for v in values}
+    texts = {as_string(v) for v in values}
     # Every known value renders the same and any other is a falsy value of a run-time
     # reference: taken as empty (null and '' render empty; `x && ''` is written to print
     # nothing whatever x is).

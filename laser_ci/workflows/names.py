@@ -24,7 +24,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from laser_ci.workflows.expressions import Unknown, has_expression, interpolate, to_text, written_text
+from laser_ci.workflows.expressions import (
+    Unknown,
+    as_string,
+    has_expression,
+    interpolate,
+    to_text,
+    written_text,
+)
 from laser_ci.workflows.model import NameHole
 
 MAX_NAME_LENGTH = 100  # JobNameBuilder: longer names are cut to 97 characters + "..."
@@ -82,7 +89,7 @@ def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str
     if name is None or name == "" or _literal(name):
         return default
     value = interpolate(to_text(name), {**(contexts or {}), "matrix": combo, "inputs": inputs})
-    text = written_text(value)
+    text = written_text(value) if isinstance(value, Unknown) else as_string(value)
     return text if text.strip() else default
 
 
@@ -103,7 +110,7 @@ def name_parts(job_id: str, name: Any, contexts: Mapping[str, Any], *,
         return (cut(base + matrix_suffix(combo, suffix_keys)),)
     value = interpolate(to_text(name), contexts)
     if not isinstance(value, Unknown):
-        text = to_text(value)
+        text = as_string(value)
         if text.strip():
             return (text,)
         return name_parts(job_id, None, contexts, suffix_keys=suffix_keys, dynamic=dynamic,
