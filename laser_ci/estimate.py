@@ -295,7 +295,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             "called_only": called_only,
             "called_by": callers.get(wf.path, []),
             "jobs": jobs,
-            "critical_path_s": round(critical_path(wf.jobs, p50), 1),
+            "critical_path_s": None if (cp := critical_path(wf.jobs, p50)) is None  # a cycle
+            else round(cp, 1),
             "billable_s": round(sum(p50), 1),
             **totals.to_json(),
         })
@@ -304,7 +305,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         "workflows": out,
         "totals": {
             "critical_path_s": round(max((w["critical_path_s"] for w in out
-                                          if not w["called_only"]), default=0.0), 1),
+                                          if not w["called_only"]
+                                          and w["critical_path_s"] is not None), default=0.0), 1),
             "billable_s": round(sum(w["billable_s"] for w in out if not w["called_only"]), 1),
             **combine(all_totals).to_json(),
         },

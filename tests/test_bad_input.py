@@ -126,6 +126,26 @@ def test_bad_file_next_to_a_good_one(tmp_path: Path, content: str | bytes, line:
 
 
 @pytest.mark.usefixtures("fake_predictor")
+def test_a_needs_cycle_has_no_critical_path(tmp_path: Path) -> None:
+    """A `needs` cycle is an error line naming the file and the first job's line; GitHub
+    runs none of the jobs, so the critical path is unknown (`?`, JSON null), not the
+    length of a chain with the cycle broken somewhere."""
+    (tmp_path / "good.yml").write_text(GOOD)
+    (tmp_path / "bad.yml").write_text(
+        f"on: push\njobs:\n  x:\n{JOB}  a:\n    needs: [x, c]\n{JOB}  b:\n    needs: a\n{JOB}"
+        f"  c:\n    needs: b\n{JOB}")
+    result = run_estimate(str(tmp_path), "--format", "json")
+    assert_clean_failure(result)
+    (err,) = error_lines(result)
+    assert (err["file"], err["line"], err["reason"]) == ("bad.yml", "6", "`needs` cycle: a -> c -> b -> a")
+    by_path = {wf["path"]: wf for wf in json.loads(result.stdout)["workflows"]}
+    assert by_path["bad.yml"]["critical_path_s"] is None
+    assert by_path["good.yml"]["critical_path_s"] > 0
+    table = run_estimate(str(tmp_path))
+    assert "  critical path ? (its `needs` form a cycle) · billable" in table.stdout
+
+
+@pytest.mark.usefixtures("fake_predictor")
 def test_ten_megabyte_file(tmp_path: Path) -> None:
     (tmp_path / "good.yml").write_text(GOOD)
     with open(tmp_path / "huge.yml", "w") as fh:

@@ -82,9 +82,12 @@ def test_reusable_chain_fixture_critical_path() -> None:
     assert critical_path(jobs, durations) == 10 + 100 + 50 + 5 + 1
 
 
-def test_cycles_do_not_break_the_critical_path() -> None:
-    jobs = [job("a", "b"), job("b", "a"), job("c", "c")]
-    assert critical_path(jobs, [1, 2, 3]) == 3
+def test_a_cycle_leaves_the_critical_path_unknown() -> None:
+    """GitHub runs no job of a workflow whose `needs` form a cycle: no chain length."""
+    assert critical_path([job("a", "b"), job("b", "a"), job("c")], [1, 2, 3]) is None
+    assert critical_path([job("a"), job("c", "c")], [1, 3]) is None  # a job needing itself
+    assert critical_path([job("x"), job("a", "x", "c"), job("b", "a"), job("c", "b")],
+                         [1, 1, 1, 1]) is None
 
 
 def test_a_long_chain_does_not_exhaust_the_stack() -> None:

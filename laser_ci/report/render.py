@@ -165,7 +165,8 @@ def render_table(result: dict[str, Any]) -> str:
             more = f" (and {n - 1} more)" if n > 1 else ""
             lines.append(f"  note: {label}{more}: {note}")
         lines.extend(_advice_lines(wf["jobs"]))
-        total = (f"  critical path {format_duration(wf['critical_path_s'])}"
+        cycle = " (its `needs` form a cycle)" if wf.get("critical_path_s") is None else ""
+        total = (f"  critical path {format_duration(wf['critical_path_s'])}{cycle}"
                  f" · billable {format_duration(wf['billable_s'])}")
         lines.append(total + _cost_total(wf))
         lines.append("")

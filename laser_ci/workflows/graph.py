@@ -86,12 +86,21 @@ def _path(workflow: Workflow, job: JobInstance) -> str:
     return job.called_workflow or workflow.path
 
 
-def critical_path(jobs: Sequence[JobInstance], seconds: Sequence[float]) -> float:
+def has_cycle(jobs: Sequence[JobInstance]) -> bool:
+    """Whether the jobs' ``needs`` form a cycle (a job needing itself included)."""
+    return (any(job.id in job.needs for job in jobs)
+            or _find_cycle(dependencies(jobs)) is not None)
+
+
+def critical_path(jobs: Sequence[JobInstance], seconds: Sequence[float]) -> float | None:
     """Longest chain of job durations through the ``needs`` graph (the wall-clock estimate).
 
-    ``seconds[i]`` is the duration of ``jobs[i]``. Cycles are broken (their edges ignored),
-    so this always returns a number.
+    ``seconds[i]`` is the duration of ``jobs[i]``. None when the ``needs`` form a cycle:
+    no job of the cycle can start, so GitHub rejects the workflow and the chain has no
+    length (:func:`check_needs` reports the cycle).
     """
+    if has_cycle(jobs):
+        return None
     duration: dict[str, float] = {}
     for job, s in zip(jobs, seconds, strict=True):
         duration[job.id] = max(duration.get(job.id, 0.0), float(s))
