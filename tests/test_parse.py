@@ -661,6 +661,32 @@ def test_four_levels_of_workflows_allowed_five_rejected() -> None:
 # workflow's repository.
 
 
+_COMPOSITE = "runs:\n  using: composite\n  steps:\n    - {uses: ./act/inner}\n"
+
+
+@pytest.mark.parametrize(("before", "files", "error"), [
+    ("", {}, ("w.yml", 6)),
+    ("      - uses: actions/checkout@v4\n", {}, ("w.yml", 7)),
+    ("      - run: git clone https://example.com/act.git act\n", {}, None),
+    ("      - {uses: actions/checkout@v4, with: {repository: o/act, path: act}}\n", {}, None),
+    ("      - uses: actions/download-artifact@v4\n", {}, None),
+    ("", {"act__x__Dockerfile": "FROM alpine\n"}, None),
+    ("", {"act__x__action.yaml": "runs: {using: node20, main: i.js}\n"}, None),
+    # a composite action's own local action is looked for where the composite says
+    ("", {"act__x__action.yml": _COMPOSITE}, ("act/x/action.yml", 4)),
+], ids=["nothing-before", "checkout-of-itself", "a-script", "another-repository", "a-download",
+        "docker-action", "action-yaml", "missing-inside-a-composite"])
+def test_a_missing_local_action_is_an_error_unless_a_step_may_have_made_it(
+        before: str, files: dict[str, str], error: tuple[str, int] | None) -> None:
+    """GitHub fails the job: "Can't find 'action.yml', 'action.yaml' or 'Dockerfile' under
+    ...". Not reported where an earlier step may have put it there."""
+    wf, errors = read_text("on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n"
+                           f"{before}      - uses: ./act/x\n", **files)
+    assert wf is not None
+    found = [(e.path, e.line) for e in errors if "not found" in e.message]
+    assert found == ([error] if error else []), errors
+
+
 def test_local_composite_action_steps_are_inlined() -> None:
     wfs, errors = read_repo("composite-action")
     assert errors == []

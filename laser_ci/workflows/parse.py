@@ -190,6 +190,21 @@ def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
     return inputs
 
 
+def _may_add_files(step: Step) -> bool:
+    """Whether a step may leave files in the workspace that the repository does not hold:
+    any script or action, except a checkout of the repository itself as it is."""
+    if step.run is not None:
+        return True
+    if not step.uses:
+        return False
+    if step.uses.startswith("./"):  # a composite action by its steps; any other runs code
+        return step.composite is None or any(_may_add_files(s) for s in step.composite)
+    if step.uses.split("@", 1)[0].lower() == "actions/checkout":
+        return any(k in step.with_ for k in ("repository", "ref", "path", "sparse-checkout",
+                                             "submodules", "lfs"))
+    return True
+
+
 def _count_nodes(value: Any, limit: int) -> int:
     """Nodes of a value (aliases counted each time they appear), counting stops past ``limit``."""
     count, stack = 0, [value]
@@ -546,7 +561,10 @@ class _Reader:
         return inputs
 
     # -- steps and composite actions -----------------------------------------------------
-    def read_steps(self, steps: Any, path: str, line: int | None, depth: int) -> list[Step]:
+    def read_steps(self, steps: Any, path: str, line: int | None, depth: int,
+                   made: bool = False) -> list[Step]:
+        """The steps; ``made``: whether an earlier step (of the job calling this composite
+        action) may have added files to the workspace (:func:`_may_add_files`)."""
         if steps is None:
             return []
         if not isinstance(steps, list):
@@ -572,11 +590,22 @@ class _Reader:
                 continue_on_error=raw.get("continue-on-error"),
             )
             if step.uses and step.uses.startswith("./") and depth < MAX_ACTION_DEPTH:
-                step.composite = self.read_action(step, depth)
+                step.composite = self.read_action(step, depth, made)
+                if not made and not has_expression(step.uses) and not self.has_action(step.uses):
+                    self.error(path, _line(raw, "uses") or line,
+                               f"local action {step.uses} not found: no action.yml, "
+                               "action.yaml or Dockerfile there (GitHub fails the job at "
+                               "this step)")
+            made = made or _may_add_files(step)
             out.append(step)
         return out
 
-    def read_action(self, step: Step, depth: int) -> list[Step] | None:
+    def has_action(self, uses: str) -> bool:
+        base = normalize(uses)
+        return any(self.files.get(f"{base}/{name}" if base else name) is not None
+                   for name in ("action.yml", "action.yaml", "Dockerfile"))
+
+    def read_action(self, step: Step, depth: int, made: bool = False) -> list[Step] | None:
         base = normalize(step.uses or "")
         for name in ("action.yml", "action.yaml"):
             path = f"{base}/{name}" if base else name
@@ -600,7 +629,7 @@ class _Reader:
                 return None
             self.budget -= size
             steps = substitute(runs.get("steps"), {"inputs": inputs})
-            return self.read_steps(steps, path, _line(runs, "steps"), depth + 1)
+            return self.read_steps(steps, path, _line(runs, "steps"), depth + 1, made)
         return None
 
 
