@@ -168,3 +168,38 @@ def test_an_unknown_cost_is_not_shown_as_zero(tmp_path: Path) -> None:
     (tmp_path / "partly.yml").unlink()
     result = json.loads(_cli("--format", "json", str(tmp_path)).stdout)
     assert result["totals"]["cost_usd"] is None and result["totals"]["cost"]["unknown_jobs"] == 2
+
+
+NIGHTLY_AND_PUSH = """name: Nightly
+on:
+  push:
+  schedule: [{cron: "0 0 * * *"}]
+jobs:
+  hosted:
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+"""
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_runs_per_month_are_shown_and_carried(tmp_path: Path) -> None:
+    """`--runs-per-month N`: the table's totals line shows the monthly projection, and the
+    JSON carries the number used, per workflow and in the totals (2.5, not 2)."""
+    (tmp_path / "partly.yml").write_text(PARTLY)
+    table = _cli(str(tmp_path), "--runs-per-month", "100")
+    assert table.exit_code == 0, table.output
+    (totals,) = [x for x in table.stdout.splitlines() if x.startswith("  critical path")]
+    assert totals.endswith("· cost $0.006 per run (1 job without a price not counted)"
+                           " · $0.60 per month (100 runs)")
+    result = json.loads(_cli("--format", "json", str(tmp_path), "--runs-per-month", "2.5").stdout)
+    for cost in (result["workflows"][0]["cost"], result["totals"]["cost"]):
+        assert cost["runs_per_month"] == 2.5 and cost["monthly_cost_usd"] == 0.015
+        assert cost["runs_per_month_basis"] == "given: 2.5 runs per month"
+    # known without being given: a schedule, a lower bound when other triggers run it too
+    (tmp_path / "partly.yml").unlink()
+    (tmp_path / "nightly.yml").write_text(NIGHTLY_AND_PUSH)
+    table = _cli(str(tmp_path))
+    assert "· cost $0.006 per run · at least $0.18 per month (at least 30.44 runs)" in table.stdout
+    result = json.loads(_cli("--format", "json", str(tmp_path)).stdout)
+    cost = result["workflows"][0]["cost"]
+    assert cost["runs_per_month"] == 30.44 and cost["runs_per_month_lower_bound"] is True

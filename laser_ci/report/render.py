@@ -105,7 +105,18 @@ def _cost_total(wf: Mapping[str, Any]) -> str:
     if unknown:
         out += (f" ({_plural(unknown, 'job')} without a price not counted)"
                 if wf.get("cost_usd") is not None else " (no job has a known price)")
-    return out
+    return out + _monthly(cost)
+
+
+def _monthly(cost: Mapping[str, Any]) -> str:
+    """`` · $X per month (N runs)`` when the runs per month are given or known."""
+    monthly, runs = cost.get("monthly_cost_usd"), cost.get("runs_per_month")
+    if not isinstance(monthly, (int, float)) or not isinstance(runs, (int, float)):
+        return ""
+    at_least = "at least " if cost.get("runs_per_month_lower_bound") else ""
+    n = round(runs, 2)
+    return (f" · {at_least}${monthly:,.2f} per month "
+            f"({at_least}{f'{n:,.0f}' if n >= 100 else f'{n:g}'} runs)")
 
 
 def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:

@@ -101,6 +101,14 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
+def _runs(x: float | None) -> float | int | None:
+    """Runs per month as the projection used them: 100 (not 100.0), 2.5 (not 2), 30.44."""
+    if x is None:
+        return None
+    r = round(x, 2)
+    return int(r) if r == int(r) else r
+
+
 def cost_job(runtime: Runtime, runner: Runner, *, visibility: str | None = None) -> JobCost:
     """Cost of one run at the predicted p50 (and p10-p90), with the assumptions behind it."""
     vis, assumed = _visibility(visibility)
@@ -162,6 +170,7 @@ class Totals:
     runs_basis: str | None = None
     monthly_cost_usd: float | None = None
     assumptions: tuple[str, ...] = ()
+    runs_lower_bound: bool = False  # the runs (and the monthly cost) leave some runs out
 
     @property
     def unknown_jobs(self) -> int:
@@ -178,8 +187,9 @@ class Totals:
                 "billable_minutes": self.billable_minutes,
                 "range_usd": [_r(x) for x in self.range_usd] if self.range_usd else None,
                 "if_private_usd": _r(self.if_private_usd),
-                "runs_per_month": None if self.runs_per_month is None else round(self.runs_per_month),
+                "runs_per_month": _runs(self.runs_per_month),
                 "runs_per_month_basis": self.runs_basis,
+                "runs_per_month_lower_bound": self.runs_lower_bound,
                 "monthly_cost_usd": _r(self.monthly_cost_usd),
                 "assumptions": list(self.assumptions),
             },
@@ -223,15 +233,19 @@ def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = No
         if_private_usd=if_private,
         runs_per_month=None if runs is None else runs.runs,
         runs_basis=None if runs is None else runs.basis,
+        runs_lower_bound=runs is not None and runs.lower_bound,
         monthly_cost_usd=monthly,
         assumptions=tuple(notes),
     )
 
 
 def combine(totals: Iterable[Totals]) -> Totals:
-    """Totals over several workflows (a PR): sums; monthly only where every part has one."""
+    """Totals over several workflows (a PR): sums; monthly only where every part has one;
+    the runs per month (and their basis) where every part has the same (``--runs-per-month``)."""
     ts = list(totals)
     monthly = [t.monthly_cost_usd for t in ts]
+    runs = {(t.runs_per_month, t.runs_basis) for t in ts}
+    same_runs = runs.pop() if len(runs) == 1 else (None, None)
     known = [t for t in ts if t.cost_usd is not None and t.range_usd is not None]
     privs = [t.if_private_usd if t.if_private_usd is not None else t.cost_usd or 0.0
              for t in known]
@@ -244,6 +258,9 @@ def combine(totals: Iterable[Totals]) -> Totals:
         range_usd=None if unknown else (round(sum(t.range_usd[0] for t in known if t.range_usd), 6),
                                         round(sum(t.range_usd[1] for t in known if t.range_usd), 6)),
         if_private_usd=(round(sum(privs), 6) if any(t.if_private_usd is not None for t in ts) else None),
+        runs_per_month=same_runs[0],
+        runs_basis=same_runs[1],
+        runs_lower_bound=any(t.runs_lower_bound for t in ts if t.monthly_cost_usd is not None),
         monthly_cost_usd=(
             round(sum(m for m in monthly if m is not None), 6)
             if ts and all(m is not None for m in monthly)
