@@ -190,6 +190,17 @@ def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
     return inputs
 
 
+def _kind_of(value: Any) -> str:
+    """A YAML value's kind in words."""
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
 def _may_add_files(step: Step) -> bool:
     """Whether a step may leave files in the workspace that the repository does not hold:
     any script or action, except a checkout of the repository itself as it is."""
@@ -298,7 +309,13 @@ class _Reader:
             return None
         jobs = doc.get("jobs")
         if not isinstance(jobs, dict) or not jobs:
-            self.error(shown, _line(doc, "jobs") or 1, "no `jobs:` mapping")
+            if "jobs" not in doc:
+                why = "no `jobs:`: a workflow needs at least one job"
+            elif isinstance(jobs, dict) or jobs is None:
+                why = "`jobs:` is empty: a workflow needs at least one job"
+            else:
+                why = f"`jobs:` is a {_kind_of(jobs)}, not a mapping of job ids to jobs"
+            self.error(shown, _line(doc, "jobs") or 1, why)
             return None
         assert isinstance(doc, YDict)
         return doc
