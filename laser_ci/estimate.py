@@ -422,6 +422,19 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     return result
 
 
+def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, Any]) -> None:
+    """One warning line when ``--history`` gave no estimated job a run: most likely the runs
+    of another repository (or of workflows since renamed), so every job was estimated cold."""
+    jobs = [j for wf in result["workflows"] for j in wf["jobs"]]
+    if not jobs or any(j.get("history_runs") for j in jobs):
+        return
+    of = f"it holds runs of {history.repo}" if history.repo else "it holds no runs"
+    paths = sorted(history.workflows)
+    where = f" of {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''}" if paths else ""
+    click.echo(plain.line(f"warning: --history {history_dir}: no job estimated here has a "
+                          f"run there ({of}{where}); estimated without history"), err=True)
+
+
 @click.command("estimate")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]),
@@ -462,6 +475,8 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
         click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
         sys.exit(2)
     click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None)), nl=False)
+    if history is not None:
+        _warn_if_unused(history, history_dir or "", result)
     for err in result["errors"]:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
         click.echo(plain.line(f"error: {where}: {err['message']}"), err=True)

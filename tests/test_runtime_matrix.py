@@ -221,6 +221,26 @@ def test_the_cli_reads_the_history_folder(folder, monkeypatch) -> None:
     assert "| Unit Test / cli 3/3 on ubuntu-latest/current | `ubuntu-latest` |" in markdown
 
 
+def test_a_history_of_other_workflows_is_one_warning(folder, monkeypatch, tmp_path) -> None:
+    """--history with no run of any estimated job (another repository's folder): estimated
+    cold, and one warning line says so, naming the repository the runs are of."""
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor",
+                        lambda model_dir=None: MedianPredictor())
+    other = tmp_path / ".github" / "workflows"
+    other.mkdir(parents=True)
+    (other / "build.yml").write_text("on: push\njobs:\n  b:\n    runs-on: ubuntu-latest\n"
+                                     "    steps: [{run: make}]\n")
+    out = CliRunner().invoke(estimate, [str(other), "--history", str(folder)])
+    assert out.exit_code == 0, out.output
+    repo = load_history(folder).repo
+    assert repo and out.stderr.splitlines() == [
+        f"warning: --history {folder}: no job estimated here has a run there (it holds runs "
+        f"of {repo} of .github/workflows/ci.yml); estimated without history"]
+    used = CliRunner().invoke(estimate, [WORKFLOWS, "--repo-root", str(ROOT), "--history",
+                                         str(folder)])
+    assert used.exit_code == 0 and used.stderr == ""
+
+
 def test_names_github_would_reject_still_show_no_raw_expression() -> None:
     from laser_ci.estimate import estimate_files
 

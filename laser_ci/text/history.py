@@ -349,6 +349,8 @@ class HistoryIndex:
     workflows: dict[str, PastRuns]
     source: str = ""
     runs: dict[str, tuple[tuple[RunJob, ...], ...]] = field(default_factory=dict)
+    repo: str = ""
+    """The repository the runs are of (``owner/name``), when known."""
 
     def for_job(self, workflow_path: str, job_name: str) -> PastRuns | None:
         return self.jobs.get((workflow_path, job_name))

@@ -61,6 +61,7 @@ def load_history_index(
         jobs={k: past(v) for k, v in jobs.items()},
         workflows={k: past(v) for k, v in workflows.items()},
         source=str(data_dir),
+        repo=repo or (repos[0] if len(repos) == 1 else ""),
     )
 
 
