@@ -295,6 +295,27 @@ def test_summarize_and_monthly_projection():
     assert both.monthly_cost_usd is None  # not every part has a projection
 
 
+def test_combined_totals_say_the_unpriced_jobs_once_with_their_sum():
+    """Summed over workflows, the notes that count jobs are one line with the total (3 and
+    2 unpriced: "5 job(s) ..."), not one line per workflow; the range note is said once,
+    also when no single workflow had two priced jobs."""
+    rt = Runtime(50, 61, 130)
+
+    def wf(unpriced: int) -> object:
+        return summarize([cost_job(rt, R("ubuntu-latest"), visibility=PRIVATE),
+                          *(cost_job(rt, R(f"box-{i}"), visibility=PRIVATE)
+                            for i in range(unpriced))], runs=100)
+
+    both = combine([wf(3), wf(2)])
+    assert both.unknown_jobs == 5
+    assert [a for a in both.assumptions if "unknown runners" in a] == [
+        "5 job(s) on unknown runners are not counted"]
+    assert sum("the range adds up" in a for a in both.assumptions) == 1
+    assert sum("monthly projection" in a for a in both.assumptions) == 1
+    assert both.to_json()["cost"]["assumptions"] == list(both.assumptions)
+    assert combine([wf(2), wf(2)]).assumptions[0].startswith("4 job(s)")  # not "2" once
+
+
 @pytest.mark.parametrize(
     "cron, runs",
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -196,6 +197,22 @@ class Totals:
         }
 
 
+_RANGE_NOTE = ("the range adds up per-job p10 and p90 costs, so it is wider than the likely "
+               "range of the total")
+_UNKNOWN_NOTE = re.compile(r"\d+ job\(s\) on unknown runners are not counted")
+
+
+def _count_notes(jobs: int, priced: int) -> list[str]:
+    """The notes that follow from how many jobs there are and how many have a price: said
+    once with the numbers of the whole (a sum of workflows says its total once)."""
+    notes = []
+    if priced < jobs:
+        notes.append(f"{jobs - priced} job(s) on unknown runners are not counted")
+    if priced > 1:
+        notes.append(_RANGE_NOTE)
+    return notes
+
+
 def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = None) -> Totals:
     """Totals for one workflow run; with ``runs`` (per month) a monthly projection."""
     costs = list(costs)
@@ -210,13 +227,7 @@ def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = No
             sum(_micro(c.if_private_usd or 0) for c in frees)
             + sum(_micro(c.cost_usd or 0) for c in priced if c.if_private_usd is None)
         ) / 1e6
-    notes = []
-    if len(priced) < len(costs):
-        notes.append(f"{len(costs) - len(priced)} job(s) on unknown runners are not counted")
-    if len(priced) > 1:
-        notes.append(
-            "the range adds up per-job p10 and p90 costs, so it is wider than the likely range of the total"
-        )
+    notes = _count_notes(len(costs), len(priced))
     if isinstance(runs, (int, float)):
         runs = MonthlyRuns(float(runs), f"given: {runs:g} runs per month")
     unknown = bool(costs) and not priced  # no price for any job: unknown, not $0
@@ -241,8 +252,12 @@ def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = No
 
 def combine(totals: Iterable[Totals]) -> Totals:
     """Totals over several workflows (a PR): sums; monthly only where every part has one;
-    the runs per month (and their basis) where every part has the same (``--runs-per-month``)."""
+    the runs per month (and their basis) where every part has the same (``--runs-per-month``).
+    The notes on how many jobs have no price (and on the range) are said once, for the sum."""
     ts = list(totals)
+    jobs, priced = sum(t.jobs for t in ts), sum(t.priced_jobs for t in ts)
+    rest = [a for t in ts for a in t.assumptions
+            if a != _RANGE_NOTE and not _UNKNOWN_NOTE.fullmatch(a)]
     monthly = [t.monthly_cost_usd for t in ts]
     runs = {(t.runs_per_month, t.runs_basis) for t in ts}
     same_runs = runs.pop() if len(runs) == 1 else (None, None)
@@ -251,8 +266,8 @@ def combine(totals: Iterable[Totals]) -> Totals:
              for t in known]
     unknown = not known and any(t.jobs for t in ts)  # no price for any job
     return Totals(
-        jobs=sum(t.jobs for t in ts),
-        priced_jobs=sum(t.priced_jobs for t in ts),
+        jobs=jobs,
+        priced_jobs=priced,
         billable_minutes=sum(t.billable_minutes for t in ts),
         cost_usd=None if unknown else round(sum(t.cost_usd or 0.0 for t in known), 6),
         range_usd=None if unknown else (round(sum(t.range_usd[0] for t in known if t.range_usd), 6),
@@ -266,7 +281,7 @@ def combine(totals: Iterable[Totals]) -> Totals:
             if ts and all(m is not None for m in monthly)
             else None
         ),
-        assumptions=tuple(dict.fromkeys(a for t in ts for a in t.assumptions)),
+        assumptions=tuple(dict.fromkeys([*_count_notes(jobs, priced), *rest])),
     )
 
 
