@@ -452,6 +452,23 @@ jobs:
     assert names(wf) == ["Test Object Array 1E+15 0.3 Object+Object"]
 
 
+@pytest.mark.parametrize(("name", "shown"), [
+    ("${{ 'Build' }}", "Build (linux)"),  # a literal to GitHub's reader: suffixed
+    ("${{ 'it''s' }}", "it's (linux)"),
+    ("${{ '' }}", "j (linux)"),
+    ("${{ ' ' }}", "  (linux)"),  # a literal, not empty
+    ("${{ format(' ') }}", " "),  # evaluated, not empty: kept (only an empty name falls back)
+    ("${{ matrix.none }}", "j (linux)"),
+    ("${{ 'Build' }} ${{ matrix.os }}", "Build linux"),
+])
+def test_names_github_reads_as_literals(name: str, shown: str) -> None:
+    """TemplateReader.ParseScalar turns a value that is only a quoted string in ``${{ }}``
+    into that literal; WorkflowTemplateEvaluator.EvaluateJobName falls back to the default
+    name only when the evaluated name is empty (IsNullOrEmpty)."""
+    combo = FullContext({"os": "linux"})
+    assert display_name("j", name, combo, {}) == shown
+
+
 def test_long_names_are_cut_to_100_characters() -> None:
     name = display_name("j", "x" * 90, {"os": "ubuntu-latest"}, {})
     assert len(name) == 100 and name.endswith("...")

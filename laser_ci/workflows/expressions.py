@@ -61,7 +61,8 @@ __all__ = [
     "ANY", "FALSY", "TRUTHY", "ExpressionError", "FullContext", "Unknown", "as_string",
     "as_written",
     "condition", "display_text", "equal", "evaluate", "evaluate_string", "evaluate_value",
-    "has_expression", "interpolate", "is_known", "segments", "substitute", "to_text",
+    "has_expression", "interpolate", "is_known", "literal_string", "segments", "substitute",
+    "to_text",
     "truthy", "unknown_refs", "written_text",
 ]
 
@@ -985,6 +986,31 @@ def evaluate(expr: str, contexts: Mapping[str, Any] | None = None, *,
 
 
 # --- strings with ${{ }} parts --------------------------------------------------------------
+
+
+def literal_string(text: str) -> str | None:
+    """The literal a string that is exactly one ``${{ }}`` of quoted strings stands for
+    (``${{ 'Build' }}``: ``Build``; ``${{ 'it''s' }}``: ``it's``), else None. GitHub's
+    reader turns such a value into that literal before anything is evaluated
+    (``TemplateReader.ParseScalar``), so a job named so still gets its matrix suffix."""
+    pieces = segments(text)
+    if len(pieces) != 1 or not pieces[0][0]:
+        return None
+    inner = pieces[0][2].strip()
+    if not inner.startswith("'"):
+        return None
+    out: list[str] = []
+    quoted = False
+    for i, c in enumerate(inner):
+        if c == "'":
+            quoted = not quoted
+            if quoted and i != 0:
+                out.append(c)
+        elif not quoted:
+            return None
+        else:
+            out.append(c)
+    return None if quoted else "".join(out)
 
 
 @lru_cache(maxsize=8192)

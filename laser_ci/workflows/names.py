@@ -29,6 +29,7 @@ from laser_ci.workflows.expressions import (
     as_string,
     has_expression,
     interpolate,
+    literal_string,
     to_text,
     written_text,
 )
@@ -71,8 +72,12 @@ def cut(name: str) -> str:
     return name if len(name) <= MAX_NAME_LENGTH else name[: MAX_NAME_LENGTH - 3] + "..."
 
 
-def _literal(name: Any) -> bool:
-    return name is not None and name != "" and not has_expression(to_text(name))
+def _literal(name: Any) -> str | None:
+    """The name as GitHub's reader leaves it when it is a literal: no expression, or only a
+    quoted string in one (``${{ 'Build' }}``); ``""`` for no name; None for a name with an
+    expression to evaluate. A literal is followed by the matrix suffix, ``""`` is the id."""
+    text = "" if name is None else to_text(name)
+    return text if not has_expression(text) else literal_string(text)
 
 
 def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str, Any],
@@ -85,12 +90,13 @@ def display_name(job_id: str, name: Any, combo: dict[str, Any], inputs: dict[str
     ``combo`` may be a :class:`~laser_ci.workflows.expressions.FullContext` (a static matrix:
     absent keys are null). ``contexts``: more contexts for the expression (``github``, ...).
     """
-    default = cut((to_text(name) if _literal(name) else job_id) + matrix_suffix(combo, suffix_keys))
-    if name is None or name == "" or _literal(name):
+    literal = _literal(name)
+    default = cut((literal or job_id) + matrix_suffix(combo, suffix_keys))
+    if literal is not None:
         return default
     value = interpolate(to_text(name), {**(contexts or {}), "matrix": combo, "inputs": inputs})
     text = written_text(value) if isinstance(value, Unknown) else as_string(value)
-    return text if text.strip() else default
+    return text if text else default  # only an empty name falls back (IsNullOrEmpty)
 
 
 def name_parts(job_id: str, name: Any, contexts: Mapping[str, Any], *,
@@ -101,8 +107,9 @@ def name_parts(job_id: str, name: Any, contexts: Mapping[str, Any], *,
     job's matrix values are not known here (a matrix computed at run time, or the name of
     a job definition whatever its combination): its suffix is a hole."""
     combo = contexts.get("matrix")
-    if name is None or name == "" or _literal(name):
-        base = to_text(name) if _literal(name) else job_id
+    literal = _literal(name)
+    if literal is not None:
+        base = literal or job_id
         if dynamic:
             return (base, NameHole(refs=matrix_refs or ("matrix",), suffix=True))
         if not isinstance(combo, dict):
@@ -111,7 +118,7 @@ def name_parts(job_id: str, name: Any, contexts: Mapping[str, Any], *,
     value = interpolate(to_text(name), contexts)
     if not isinstance(value, Unknown):
         text = as_string(value)
-        if text.strip():
+        if text:  # only an empty name falls back to the default (IsNullOrEmpty)
             return (text,)
         return name_parts(job_id, None, contexts, suffix_keys=suffix_keys, dynamic=dynamic,
                           matrix_refs=matrix_refs)
