@@ -475,7 +475,8 @@ def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
             workflows[new] = history.workflows[old]
         if old in history.runs:
             runs[new] = history.runs[old]
-    return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source, runs=runs)
+    return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source, runs=runs,
+                        repo=history.repo)
 
 
 def _sizing(settings: Settings) -> Any:
