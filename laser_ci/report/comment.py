@@ -620,8 +620,7 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
                 label = f"{wname} / {_md(entry.label)} ({_plural(entry.count, 'instance')})"
                 runners = {_runner_text(j.get("runner")) for j in members}
                 runner_cell = runners.pop() if len(runners) == 1 else f"{len(runners)} runners"
-                cost = entry.cost_usd
-                rows.append(f"| {label} | {runner_cell} | {_usd(cost)} |")
+                rows.append(f"| {label} | {runner_cell} | {entry.cost_words(_usd) or '–'} |")
             else:
                 label = f"{wname} / {_md(job_label(first))}"
                 runner = first.get("runner")

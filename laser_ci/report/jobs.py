@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,8 +158,22 @@ class Group:
 
     @property
     def cost_usd(self) -> float | None:
+        """The summed cost of the priced instances; None when none has a price."""
         costs = [c for j in self.jobs if isinstance(c := j.get("cost_usd"), (int, float))]
         return sum(costs) if costs else None
+
+    @property
+    def unpriced(self) -> int:
+        """How many instances have no price (left out of :attr:`cost_usd`)."""
+        return sum(1 for j in self.jobs if not isinstance(j.get("cost_usd"), (int, float)))
+
+    def cost_words(self, usd: Callable[[float], str]) -> str:
+        """The group's cost cell: ``$0.012``, ``$0.012 + 6 unpriced`` when some instances
+        have no price (the sum leaves them out), ``""`` when none has one."""
+        cost = self.cost_usd
+        if cost is None:
+            return ""
+        return usd(cost) + (f" + {self.unpriced} unpriced" if self.unpriced else "")
 
     @property
     def warm(self) -> int:

@@ -146,10 +146,9 @@ def _plural(n: int, word: str) -> str:
 def _group_cells(group: Group) -> tuple[str, str, str, str, str]:
     slowest = group.slowest
     slow = format_duration((slowest or {}).get("runtime_s", {}).get("p50")) if slowest else "?"
-    cost = group.cost_usd
     return (f"{group.label} · {_plural(group.count, 'instance')}", _common_runner(group),
             f"Σ {format_duration(group.total_s)}", f"slowest {slow}",
-            "" if cost is None else f"${cost:,.3f}")
+            group.cost_words(lambda x: f"${x:,.3f}"))
 
 
 def render_table(result: dict[str, Any]) -> str:
