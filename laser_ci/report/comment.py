@@ -41,12 +41,14 @@ from typing import Any, Literal
 
 from laser_ci.report.jobs import (
     GROUP_MIN,
+    NEVER_RUNS_COST,
     Group,
     events_words,
     failed_runs,
     grouped,
     hide_expressions,
     job_label,
+    never_runs,
     run_time_words,
     visible_workflows,
 )
@@ -626,7 +628,8 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
                 runner = first.get("runner")
                 cost = _num(first.get("cost_usd"))
                 if runner or cost is not None:
-                    rows.append(f"| {label} | {_runner_text(runner)} | {_usd(cost)} |")
+                    shown = NEVER_RUNS_COST if never_runs(first) else _usd(cost)
+                    rows.append(f"| {label} | {_runner_text(runner)} | {shown} |")
             said: set[str] = set()
             for job in members:
                 for a in job.get("advice") or ():

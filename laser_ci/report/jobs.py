@@ -108,7 +108,11 @@ def failed_runs(job: Mapping[str, Any]) -> tuple[int, int, float] | None:
     return failed, known, float(median)
 
 
+NEVER_RUNS_COST = "—"  # the cost cell of a job that never runs
+
+
 def never_runs(job: Mapping[str, Any]) -> bool:
+    """Whether the job's ``if:`` is false on every trigger: it is shown, never run."""
     return job.get("runs_on_events") == []
 
 
@@ -158,14 +162,17 @@ class Group:
 
     @property
     def cost_usd(self) -> float | None:
-        """The summed cost of the priced instances; None when none has a price."""
-        costs = [c for j in self.jobs if isinstance(c := j.get("cost_usd"), (int, float))]
+        """The summed cost of the priced instances that run (the totals leave out those
+        that never run); None when none has a price."""
+        costs = [c for j in self.jobs if not never_runs(j)
+                 and isinstance(c := j.get("cost_usd"), (int, float))]
         return sum(costs) if costs else None
 
     @property
     def unpriced(self) -> int:
-        """How many instances have no price (left out of :attr:`cost_usd`)."""
-        return sum(1 for j in self.jobs if not isinstance(j.get("cost_usd"), (int, float)))
+        """How many instances that run have no price (left out of :attr:`cost_usd`)."""
+        return sum(1 for j in self.jobs if not never_runs(j)
+                   and not isinstance(j.get("cost_usd"), (int, float)))
 
     def cost_words(self, usd: Callable[[float], str]) -> str:
         """The group's cost cell: ``$0.012``, ``$0.012 + 6 unpriced`` when some instances

@@ -15,11 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from laser_ci.report.jobs import (
+    NEVER_RUNS_COST,
     Group,
     events_words,
     failed_runs,
     grouped,
     job_label,
+    never_runs,
     run_time_words,
     runner_label,
     visible_workflows,
@@ -88,9 +90,15 @@ def _common_runner(group: Group) -> str:
     return runners[0] if len(runners) == 1 else f"{len(runners)} runners"
 
 
-def _cost(job_or_wf: dict[str, Any]) -> str:
+def _cost(job_or_wf: Mapping[str, Any]) -> str:
     cost = job_or_wf.get("cost_usd")
     return "" if cost is None else f"${cost:,.3f}"
+
+
+def _job_cost(job: Mapping[str, Any]) -> str:
+    """A job row's cost; ``—`` for a job that never runs (its note says so): it costs
+    nothing, and the totals leave it out."""
+    return NEVER_RUNS_COST if never_runs(job) else _cost(job)
 
 
 def _cost_total(wf: Mapping[str, Any]) -> str:
@@ -165,7 +173,7 @@ def render_table(result: dict[str, Any]) -> str:
                 indent = "  " if isinstance(entry, Group) else ""
                 rows.append((indent + job_label(job), runner_label(job),
                              format_duration(job["runtime_s"]["p50"]),
-                             format_band(job["runtime_s"]), _cost(job)))
+                             format_band(job["runtime_s"]), _job_cost(job)))
         widths = [min(max(len(r[c]) for r in rows), 60) for c in range(5)]
         for r in rows:
             cells = [(r[c][: widths[c] - 1] + "…") if len(r[c]) > widths[c] else r[c]
@@ -193,7 +201,7 @@ def _md_row(job: Mapping[str, Any]) -> str:
     marker = " ⚠️ dynamic matrix" if job.get("dynamic_matrix") and not job.get("expanded") else ""
     return (f"| {_md(job_label(job))}{marker} | {_code(runner_label(job), table=True)} | "
             f"{format_duration(job['runtime_s']['p50'])} | {format_band(job['runtime_s'])} | "
-            f"{_cost(job) or '–'} |")
+            f"{_job_cost(job) or '–'} |")
 
 
 def render_markdown(result: dict[str, Any]) -> str:
