@@ -4,6 +4,7 @@ folded advice lines claim, from `laser-ci estimate` on small workflows."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 from laser_ci.cli import main
 from laser_ci.report import comment
+from laser_ci.report.fold import fold_messages, folded_advice
 from laser_ci.report.jobs import Group, grouped
 
 
@@ -105,3 +107,53 @@ def test_a_job_that_never_runs_shows_no_cost(tmp_path: Path) -> None:
     assert group.cost_words(lambda x: f"${x:.3f}") == f"${7 * build['cost_usd']:.3f}"
     group = Group([{**release, "id": "t"}] * 8)
     assert group.cost_usd is None and group.cost_words(str) == ""
+
+
+def _long_job(name: str, runner: str, lines: int) -> str:
+    script = "\n".join(f"          ./step-{i}.sh --with a long argument list" for i in range(lines))
+    return f"  {name}:\n    runs-on: {runner}\n    steps:\n      - run: |\n{script}\n"
+
+
+TIMEOUTS = ("name: Timeouts\non: push\njobs:\n" + _long_job("small", "ubuntu-latest", 1)
+            + _long_job("medium", "ubuntu-latest", 60) + _long_job("big", "macos-latest", 200))
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_folded_advice_gives_each_varying_number_as_its_range(tmp_path: Path) -> None:
+    """The same advice on more than 2 jobs is one line; where their messages differ in
+    numbers (the suggested timeout-minutes, the $ per hung run), the line gives each as its
+    range over them, not one job's numbers as if they were all of theirs."""
+    folder = _write(tmp_path, TIMEOUTS)
+    result = json.loads(_estimate(folder, "--format", "json"))
+    advice = [a for j in result["workflows"][0]["jobs"] for a in j["advice"]
+              if a["kind"] == "timeout"]
+    assert len(advice) == 3
+    minutes = sorted(a["suggested"]["timeout-minutes"] for a in advice)
+    assert minutes[0] < minutes[-1]  # they differ
+    costs = sorted({re.search(r"That is (\$[\d.,]+)", a["message"]).group(1) for a in advice},
+                   key=lambda x: float(x[1:].replace(",", "")))
+    assert len(costs) == 2  # ubuntu and macOS
+    (line,) = [x for x in _estimate(folder).splitlines() if x.startswith("  advice")]
+    assert line.startswith("  advice (timeout, 3 jobs, e.g. small): No `timeout-minutes`: ")
+    assert f"Suggest `timeout-minutes: {minutes[0]}`–`{minutes[-1]}`." in line
+    assert f"That is {costs[0]}–{costs[-1]} per hung run" in line
+    assert "(GitHub's default)" in line and line.count("360") == 1  # shared wording kept
+    # the comment's instances of one job: the same
+    group = [{**j, "id": "t"} for j in result["workflows"][0]["jobs"]]
+    folded = comment._assumptions([{**result["workflows"][0], "jobs": group}], detail=1)
+    assert f"timeout-minutes: {minutes[0]}\\`–\\`{minutes[-1]}" in folded
+
+
+def test_folded_messages_that_differ_in_words() -> None:
+    """A sentence only some of the messages have says on how many; messages that differ in
+    more than that are one job's message, said to be its own."""
+    assert fold_messages(["No limit. It costs $2.160. Suggest 5.", "No limit. Suggest 10.",
+                          "No limit. Suggest 5."]) == (
+        "No limit. It costs $2.160 (1 of 3 jobs). Suggest 5–10.")
+    assert fold_messages(["Use `ubuntu-22.04` 3 times.", "Use `ubuntu-24.04` 3 times."]) == (
+        "Use `ubuntu-22.04` 3 times (1 of 2 jobs). Use `ubuntu-24.04` 3 times (1 of 2 jobs).")
+    items = [(f"j{i}", f"Use `r{i}`. Then `x{i}`.") for i in range(3)]
+    assert fold_messages([m for _, m in items]) is None
+    assert folded_advice(items) == ("j0", "Use `r0`. Then `x0`. (for j0; the other 2 differ)")
+    assert fold_messages(["Costs $1,200.50, 4 cores.", "Costs $0.010, 2 cores.",
+                          "Costs $3.10, 4 cores."]) == "Costs $0.010–$1,200.50, 2–4 cores."

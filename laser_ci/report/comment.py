@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from laser_ci.report.fold import advice_key, folded_advice
 from laser_ci.report.jobs import (
     GROUP_MIN,
     NEVER_RUNS_COST,
@@ -630,23 +631,26 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
                 if runner or cost is not None:
                     shown = NEVER_RUNS_COST if never_runs(first) else _usd(cost)
                     rows.append(f"| {label} | {_runner_text(runner)} | {shown} |")
-            said: set[str] = set()
+            # the same advice on several instances: (kind, where it goes, jobs and messages)
+            said: dict[str, tuple[str, int, list[tuple[str, str]]]] = {}
             for job in members:
                 for a in job.get("advice") or ():
                     if not (isinstance(a, Mapping) and a.get("message")):
                         continue
                     kind = f"`{a['kind']}` " if a.get("kind") else ""
                     if isinstance(entry, Group):
-                        if str(a.get("kind")) in said:
-                            continue
-                        said.add(str(a.get("kind")))
-                        n = sum(1 for m in members if any(
-                            isinstance(b, Mapping) and b.get("kind") == a.get("kind")
-                            for b in m.get("advice") or ()))
-                        advice.append(f"- {label}: {kind}{n} of them, e.g. "
-                                      f"{_md(job_label(job))}: {_md(str(a['message']))}")
+                        key = advice_key(a)
+                        if key not in said:
+                            said[key] = (kind, len(advice), [])
+                            advice.append("")  # filled in below
+                        said[key][2].append((job_label(job), str(a["message"])))
                     else:
                         advice.append(f"- {label}: {kind}{_md(str(a['message']))}")
+            for kind, at, items in said.values():
+                # true of all of them: a number that varies is its range over the jobs
+                name, message = folded_advice(items)
+                advice[at] = (f"- {label}: {kind}{len(items)} of them, e.g. {_md(name)}: "
+                              f"{_md(message)}")
         wcost = _num(wf.get("cost_usd"))
         if wcost is not None:
             costs.append(f"{wname} {_usd(wcost)}")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from laser_ci.report.fold import advice_key, folded_advice
 from laser_ci.report.jobs import (
     NEVER_RUNS_COST,
     Group,
@@ -128,19 +128,20 @@ def _monthly(cost: Mapping[str, Any]) -> str:
 
 
 def _advice_lines(jobs: list[dict[str, Any]]) -> list[str]:
-    """One line per advice; the same kind of advice on many jobs is folded into one line."""
+    """One line per advice; the same advice on more than 2 jobs is folded into one line,
+    true of all of them (:func:`laser_ci.report.fold.folded_advice`)."""
     by_kind: dict[str, list[tuple[str, str]]] = {}
     for job in jobs:
         for advice in job.get("advice") or []:
             # the same advice on several jobs: same kind, same opening words
-            opening = " ".join(re.sub(r"[\d.$]+", "#", advice["message"]).split()[:4])
-            by_kind.setdefault(f"{advice['kind']}: {opening}", []).append(
+            by_kind.setdefault(advice_key(advice), []).append(
                 (job_label(job), advice["message"]))
     out = []
     for key, items in by_kind.items():
         kind = key.split(":", 1)[0]
         if len(items) > 2:
-            name, message = items[0]
+            # true of all of them: a number that varies is its range over the jobs
+            name, message = folded_advice(items)
             out.append(f"  advice ({kind}, {len(items)} jobs, e.g. {name}): {message}")
         else:
             out.extend(f"  advice ({kind}): {name}: {message}" for name, message in items)
