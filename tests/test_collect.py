@@ -288,6 +288,46 @@ def test_max_runs_then_the_next_call_continues(gh, tmp_path):
     assert len(read(tmp_path, "runs")) == 6
 
 
+def test_a_run_re_run_after_it_was_collected_is_replaced_by_its_final_attempt(gh, tmp_path):
+    sha = gh.add_commit(REPO, files_v1())
+    runs = add_runs(gh, 3, sha, conclusion="failure")
+    assert run(gh, tmp_path).exit_code == 0
+    rerun = runs[-1]  # re-run after the call: attempt 2 succeeds, in 500 s
+    rerun["run_attempt"], rerun["conclusion"] = 2, "success"
+    t = T0 + timedelta(days=1)
+    gh.add_job(REPO, rerun["id"], name="test", started_at=iso(t),
+               completed_at=iso(t + timedelta(seconds=500)))  # fmt: skip
+    gh.clear_requests()
+    result = run(gh, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "0 new runs, 1 re-run updated" in result.output
+    assert jobs_requested(gh) == [rerun["id"]]  # the others are not asked for again
+    rows = {r["id"]: r for r in read(tmp_path, "runs")}
+    assert len(read(tmp_path, "runs")) == 3 == len(rows)  # replaced, not added
+    row = rows[collect_mod.row_id(rerun["id"])]
+    assert (row["attempts"], row["conclusion"], row["run_time_s"]) == (2, "success", 500.0)
+    assert [r["attempts"] for r in rows.values()].count(1) == 2
+    gh.clear_requests()
+    assert "0 new runs" in run(gh, tmp_path).output and not jobs_requested(gh)
+
+
+def test_a_re_run_staged_by_a_killed_call_replaces_the_old_row(gh, tmp_path, monkeypatch):
+    sha = gh.add_commit(REPO, files_v1())
+    runs = add_runs(gh, 2, sha, conclusion="failure")
+    assert run(gh, tmp_path).exit_code == 0
+    runs[0]["run_attempt"], runs[0]["conclusion"] = 2, "success"
+    monkeypatch.setattr(collect_mod.Store, "merge", lambda self: None)  # killed: never merges
+    assert run(gh, tmp_path).exit_code == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(collect_mod, "_sleep", lambda s: None)
+    monkeypatch.setattr(collect_mod, "PER_PAGE", 5)
+    gh.clear_requests()
+    result = run(gh, tmp_path)
+    assert "recovered 1 runs" in result.output and not jobs_requested(gh)
+    rows = read(tmp_path, "runs")
+    assert sorted((r["attempts"], r["conclusion"]) for r in rows) == [(1, "failure"), (2, "success")]
+
+
 def test_since_filters_by_creation_time(gh, tmp_path):
     sha = gh.add_commit(REPO, files_v1())
     runs = add_runs(gh, 5, sha)

@@ -21,8 +21,11 @@ files are therefore always readable, and nothing written is lost.
 
 Incremental: runs are deduplicated by GitHub run id (a row's ``id`` is derived from it).
 A call remembers the newest run it has seen; the next call lists only runs created since
-then (minus a safety overlap), so it fetches only new runs. An interrupted call, or one cut
-short by ``--max-runs``, leaves its window pending and the next call finishes it.
+then (minus a safety overlap), so it fetches only new runs. A run re-run since it was
+collected (a higher ``run_attempt`` in that window, or since ``--since``) is collected
+again: its final attempt replaces the row (the runs file is rewritten, atomically). An
+interrupted call, or one cut short by ``--max-runs``, leaves its window pending and the next
+call finishes it.
 """
 
 from __future__ import annotations
@@ -112,6 +115,11 @@ def parse_since(text: str) -> datetime:
     if dt is None:
         raise ValueError(text)
     return dt
+
+
+def _attempt(value: Any) -> int:
+    """A run's attempt number (``attempts``, ``run_attempt``); 1 when not a number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def _later(a: str, b: str) -> bool:
@@ -261,10 +269,13 @@ class Store:
         self.stage.mkdir(parents=True, exist_ok=True)
         self._lock = _lock(self.stage / "lock", out)
         self.run_ids: set[str] = set()
+        self.attempts: dict[str, int] = {}  # row id -> the attempt the folder holds
+        self.replaced: set[str] = set()  # row ids whose older row the next merge drops
         self.blob_ids: set[str] = set()
         self.corpus: set[tuple[str, str, str]] = set()
         for row in self._read_gz("runs"):
             self.run_ids.add(str(row.get("id")))
+            self.attempts[str(row.get("id"))] = _attempt(row.get("attempts"))
         for row in self._read_gz("blobs"):
             self.blob_ids.add(str(row.get("id")))
         for row in self._read_gz("corpus"):
@@ -336,15 +347,44 @@ class Store:
                     row = json.loads(line)
                 except ValueError:
                     continue
-                if not isinstance(row, dict) or self._key(name, row) in known:
+                if not isinstance(row, dict):
                     continue
-                known.add(self._key(name, row))
+                key = self._key(name, row)
+                if name == "runs" and key in known and self.later_attempt(key, row):
+                    self.replaced.add(key)  # a re-run staged before the kill
+                elif key in known:
+                    continue
+                known.add(key)
+                if name == "runs":
+                    self.attempts[key] = _attempt(row.get("attempts"))
                 lines.append(json.dumps(row, ensure_ascii=False) + "\n")
             if name == "runs":
                 found = len(lines)
-            self._append_gz(name, lines)
+            self._fold(name, lines)
             part.unlink()
         return found
+
+    def later_attempt(self, key: str, row: dict[str, Any]) -> bool:
+        """Whether ``row`` is a later attempt of a run the folder holds (a re-run)."""
+        return key in self.attempts and _attempt(row.get("attempts")) > self.attempts[key]
+
+    def _fold(self, name: str, lines: list[str]) -> None:
+        """Add ``lines`` to the .gz file; for runs, drop the rows re-runs replace."""
+        if name != "runs" or not self.replaced:
+            self._append_gz(name, lines)
+            return
+        path = self._gz(name)
+        tmp = path.with_name(f".{path.name}.tmp")
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+            for row in self._read_gz(name):
+                if str(row.get("id")) not in self.replaced:
+                    out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+            out.write("".join(lines).encode("utf-8"))
+            out.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, path)
+        self.replaced.clear()
 
     def _append_gz(self, name: str, lines: list[str]) -> None:
         if not lines:
@@ -383,7 +423,10 @@ class Store:
         self._write("runs", [row])
         self.blob_ids.update(b["id"] for b in blobs)
         self.corpus.update((c["repo"], c["path"], c["blob"]) for c in corpus)
+        if row["id"] in self.run_ids:
+            self.replaced.add(row["id"])  # a re-run: its final attempt replaces the row
         self.run_ids.add(row["id"])
+        self.attempts[row["id"]] = _attempt(row.get("attempts"))
         self.pending += 1
         if self.pending >= MERGE_EVERY:
             self.merge()
@@ -407,7 +450,7 @@ class Store:
             part = self._part(name)
             if part.exists():
                 text = part.read_text(encoding="utf-8")
-                self._append_gz(name, [ln + "\n" for ln in text.split("\n") if ln.strip()])
+                self._fold(name, [ln + "\n" for ln in text.split("\n") if ln.strip()])
                 part.unlink()
         self.pending = 0
         self.save_state()
@@ -447,13 +490,17 @@ class Collector:
         self.store.save_state()
         skipped_ids = set(rs.get("skipped") or [])
 
-        def known(run_id: int) -> bool:
-            return run_id in skipped_ids or row_id(run_id) in self.store.run_ids
+        def known(raw: dict[str, Any]) -> bool:
+            """Skipped before, or in the folder at this attempt (a re-run is collected again)."""
+            if int(raw["id"]) in skipped_ids:
+                return True
+            held = self.store.attempts.get(row_id(int(raw["id"])))
+            return held is not None and held >= _attempt(raw.get("run_attempt"))
 
         candidates, newest, complete = self.list_runs(repo, full, lower, known, max_runs)
         if newest and (not rs["pass"]["newest"] or _later(newest, rs["pass"]["newest"])):
             rs["pass"]["newest"] = newest
-        stats = {"new": 0, "skipped": 0, "blobs": 0}
+        stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0}
         reasons: dict[str, int] = {}
         try:
             with click.progressbar(
@@ -471,8 +518,9 @@ class Collector:
                         reasons[str(why)] = reasons.get(str(why), 0) + 1
                         rs.setdefault("skipped", []).append(int(run_raw["id"]))
                     else:
+                        rerun = row["id"] in self.store.run_ids
                         stats["blobs"] += self.store.add_run(row, texts)
-                        stats["new"] += 1
+                        stats["updated" if rerun else "new"] += 1
                     bar.update(1)
             if complete:
                 marks = [m for m in (rs.get("watermark"), rs["pass"]["newest"]) if m]
@@ -483,7 +531,9 @@ class Collector:
             self.store.merge()
         why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         self.echo(
-            f"{full}: {stats['new']} new runs, {stats['blobs']} new files"
+            f"{full}: {stats['new']} new runs, "
+            + (f"{stats['updated']} re-run updated, " if stats["updated"] else "")
+            + f"{stats['blobs']} new files"
             + (f", {stats['skipped']} skipped ({why})" if stats["skipped"] else "")
             + ("" if complete else "; more runs left: run again to continue")
         )
@@ -494,7 +544,7 @@ class Collector:
         repo: Any,
         full: str,
         lower: datetime | None,
-        known: Callable[[int], bool],
+        known: Callable[[dict[str, Any]], bool],
         max_runs: int | None,
     ) -> tuple[list[Any], str | None, bool]:
         """Completed runs not yet in the folder, newest first; ``(runs, newest, complete)``.
@@ -539,7 +589,7 @@ class Collector:
                         continue
                     seen.add(rid)
                     fresh += 1
-                    if raw.get("status") != "completed" or known(rid):
+                    if raw.get("status") != "completed" or known(raw):
                         continue
                     out.append(run)
                     if max_runs and len(out) >= max_runs:
@@ -598,7 +648,7 @@ class Collector:
             "event": raw.get("event"),
             "branch": raw.get("head_branch"),
             "conclusion": raw.get("conclusion"),
-            "attempts": raw.get("run_attempt") or 1,
+            "attempts": _attempt(raw.get("run_attempt")),
             "run_time_s": float(sum(j["run_time_s"] for j in job_rows)),
             "files": files,
             "repo_profile": profile,
