@@ -275,6 +275,30 @@ def test_second_call_adds_only_new_runs(gh, tmp_path):
     assert len(read(tmp_path, "runs")) == 6
 
 
+def test_a_repository_without_runs_says_so_and_leaves_a_folder_estimate_reads(gh, tmp_path):
+    from laser_ci.cli import main
+
+    out = tmp_path / "data"
+    result = run(gh, out)
+    assert result.exit_code == 0, result.output
+    assert f"{REPO}: no completed workflow runs: GitHub Actions has not run here" in result.output
+    for name in ("runs", "blobs", "corpus"):
+        assert (out / f"{name}.jsonl.gz").exists() and read(out, name) == []
+    root = tmp_path / "repo"
+    (root / CI).parent.mkdir(parents=True)
+    (root / CI).write_text(CI_V1)
+    est = CliRunner().invoke(main, ["estimate", str(root), "--history", str(out)])
+    assert est.exit_code == 0, est.output
+    assert "not a collected folder" not in est.output and "holds no runs" in est.output
+    # a later window without runs says which window
+    sha = gh.add_commit(REPO, files_v1())
+    add_runs(gh, 1, sha)
+    assert "1 new runs" in run(gh, out).output
+    later = run(gh, out, "--since", "2024-06-01").output
+    assert f"{REPO}: no completed workflow runs created since 2024-06-01T00:00:00Z" in later
+    assert len(read(out, "runs")) == 1
+
+
 def test_max_runs_then_the_next_call_continues(gh, tmp_path):
     sha = gh.add_commit(REPO, files_v1())
     runs = add_runs(gh, 6, sha)

@@ -387,9 +387,9 @@ class Store:
         self.replaced.clear()
 
     def _append_gz(self, name: str, lines: list[str]) -> None:
-        if not lines:
-            return
         path = self._gz(name)
+        if not lines or (path.exists() and not any(lines)):
+            return
         tmp = path.with_name(f".{path.name}.tmp")
         with open(tmp, "wb") as out:
             if path.exists():
@@ -452,6 +452,9 @@ class Store:
                 text = part.read_text(encoding="utf-8")
                 self._fold(name, [ln + "\n" for ln in text.split("\n") if ln.strip()])
                 part.unlink()
+        for name in FILES:  # a call that found no runs still leaves a folder readers take
+            if not self._gz(name).exists():
+                self._append_gz(name, [""])
         self.pending = 0
         self.save_state()
 
@@ -498,6 +501,10 @@ class Collector:
             return held is not None and held >= _attempt(raw.get("run_attempt"))
 
         candidates, newest, complete = self.list_runs(repo, full, lower, known, max_runs)
+        if newest is None:
+            self.echo(f"{full}: no completed workflow runs"
+                      + (f" created since {iso_z(lower)}" if lower else
+                         ": GitHub Actions has not run here (or its runs were deleted)"))
         if newest and (not rs["pass"]["newest"] or _later(newest, rs["pass"]["newest"])):
             rs["pass"]["newest"] = newest
         stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0}
