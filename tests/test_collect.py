@@ -494,6 +494,18 @@ def test_bad_token_missing_token_unknown_repo(gh, tmp_path):
     assert run(gh, tmp_path, "--max-runs", "0").exit_code == 2
 
 
+def test_a_bad_repository_or_token_writes_no_folder(gh, tmp_path):
+    out = tmp_path / "gha-runs"
+    for argv in (["octo/nope", "--token", "secret"], [REPO, "--token", "wrong"],
+                 [REPO, "octo/nope", "--token", "secret"]):  # fmt: skip
+        result = CliRunner().invoke(collect, [*argv, "-o", str(out), "--api-url", gh.url])
+        assert result.exit_code == 1 and "GitHub said 40" in result.output, result.output
+        assert not out.exists()  # a typo leaves nothing behind, not even for the good name
+    sha = gh.add_commit(REPO, files_v1())
+    add_runs(gh, 1, sha)
+    assert run(gh, out).exit_code == 0 and len(read(out, "runs")) == 1
+
+
 def test_unreachable_api_fails_cleanly(tmp_path, fast):
     with FakeGitHub() as dead:
         url = dead.url

@@ -460,6 +460,19 @@ class Store:
 
 
 # ---- collecting one repository --------------------------------------------------------------
+def resolve_repo(gh: Any, api: Api, name: str) -> tuple[Any, str]:
+    """The PyGithub repository ``name`` and its full name as GitHub spells it."""
+
+    def get_repo() -> tuple[Any, str]:
+        repo = gh.get_repo(name)
+        full = _raw(repo).get("full_name")
+        if not isinstance(full, str) or "/" not in full:
+            raise ValueError("the answer is not a repository")
+        return repo, full
+
+    return api.call(get_repo, f"GET repos/{name}")
+
+
 class Collector:
     def __init__(self, gh: Any, store: Store, api: Api, echo: Callable[[str], None]):
         self.gh = gh
@@ -467,15 +480,9 @@ class Collector:
         self.api = api
         self.echo = echo
 
-    def run(self, name: str, since: datetime | None, max_runs: int | None) -> dict[str, int]:
-        def get_repo() -> tuple[Any, str]:
-            repo = self.gh.get_repo(name)
-            full = _raw(repo).get("full_name")
-            if not isinstance(full, str) or "/" not in full:
-                raise ValueError("the answer is not a repository")
-            return repo, full
-
-        repo, full = self.api.call(get_repo, f"GET repos/{name}")
+    def run(self, repo: Any, full: str, since: datetime | None,
+            max_runs: int | None) -> dict[str, int]:
+        """Collect the runs of ``repo`` (from :func:`resolve_repo`), named ``full``."""
         rs = self.store.state["repos"].setdefault(full, {})
         pending = rs.get("pass") or None
         if since is not None:
@@ -858,13 +865,16 @@ def collect(
     if not token:
         raise CollectError("no GitHub token: set GITHUB_TOKEN or pass --token")
     with _one_line_errors():
+        gh = _connect(token, api_url)
+        api = Api(_echo)
+        # every name and the token are checked before the folder is made: a typo writes nothing
+        resolved = [resolve_repo(gh, api, name) for name in repos]
         store = Store(out)
         try:
             if store.recovered:
                 _echo(f"recovered {store.recovered} runs from an interrupted call")
-            gh = _connect(token, api_url)
-            collector = Collector(gh, store, Api(_echo), _echo)
-            for name in repos:
-                collector.run(name, since_dt, max_runs)
+            collector = Collector(gh, store, api, _echo)
+            for repo, full in resolved:
+                collector.run(repo, full, since_dt, max_runs)
         finally:
             store.close()
