@@ -482,7 +482,8 @@ def test_bad_token_missing_token_unknown_repo(gh, tmp_path):
     result = run(gh, tmp_path, token="wrong")
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
-        f"Error: GitHub said 401 Bad credentials (GET repos/{REPO})"
+        f"Error: GitHub said 401 Bad credentials (GET repos/{REPO}): the token is wrong or "
+        "expired (GITHUB_TOKEN or --token)"
     ]
     result = CliRunner().invoke(collect, [REPO, "-o", str(tmp_path), "--api-url", gh.url])
     assert result.exit_code == 1 and "no GitHub token" in result.output
@@ -490,8 +491,26 @@ def test_bad_token_missing_token_unknown_repo(gh, tmp_path):
         collect, ["octo/nope", "-o", str(tmp_path), "--api-url", gh.url],
         env={"GITHUB_TOKEN": "secret"},
     )  # fmt: skip
-    assert result.exit_code == 1 and "GitHub said 404 Not Found" in result.output
+    assert result.exit_code == 1 and result.output.strip().splitlines() == [
+        "Error: GitHub said 404 Not Found (GET repos/octo/nope): no such repository, or the "
+        "token cannot see it (a private repository needs a token with access to it)"
+    ]
     assert run(gh, tmp_path, "--max-runs", "0").exit_code == 2
+
+
+def test_a_token_without_read_access_says_what_it_needs(gh, tmp_path):
+    sha = gh.add_commit(REPO, files_v1())
+    add_runs(gh, 2, sha)
+    denied = {"message": "Resource not accessible by personal access token"}
+    gh.inject(r"/actions/runs\?", 403, denied, times=None)
+    result = run(gh, tmp_path)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        "Error: GitHub said 403 Resource not accessible by personal access token (listing runs "
+        f"of {REPO}, page 1): the token needs read access to the repository's Actions and "
+        "contents (a fine-grained token: Actions and Contents read; a workflow's GITHUB_TOKEN: "
+        "permissions actions: read, contents: read)"
+    )
 
 
 def test_a_bad_repository_or_token_writes_no_folder(gh, tmp_path):

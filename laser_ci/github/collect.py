@@ -77,7 +77,22 @@ class CollectError(click.ClickException):
 class GitHubError(CollectError):
     def __init__(self, status: int, message: str, what: str = ""):
         self.status = status
-        super().__init__(f"GitHub said {status} {message}" + (f" ({what})" if what else ""))
+        super().__init__(f"GitHub said {status} {message}" + (f" ({what})" if what else "")
+                         + _hint(status, what))
+
+
+def _hint(status: int, what: str) -> str:
+    """What to do about a 401, 403 (not a rate limit) or a repository's 404."""
+    if status == 401:
+        return ": the token is wrong or expired (GITHUB_TOKEN or --token)"
+    if status == 403:
+        return (": the token needs read access to the repository's Actions and contents "
+                "(a fine-grained token: Actions and Contents read; a workflow's GITHUB_TOKEN: "
+                "permissions actions: read, contents: read)")
+    if status == 404 and what.startswith("GET repos/"):
+        return (": no such repository, or the token cannot see it (a private repository "
+                "needs a token with access to it)")
+    return ""
 
 
 class _Skip(Exception):
