@@ -368,6 +368,8 @@ def test_a_failed_call_keeps_what_it_wrote_and_the_next_resumes(gh, tmp_path):
     result = run(gh, tmp_path)
     assert result.exit_code == 1
     assert "GitHub said 403 Resource not accessible by integration" in result.output
+    assert f"{REPO}: stopped after 2 new runs, saved: run the same command again to " \
+           "continue" in result.output
     assert len(read(tmp_path, "runs")) == 2  # the two newest, readable
     gh.clear_requests()
     result = run(gh, tmp_path)
@@ -391,6 +393,7 @@ def test_ctrl_c_saves_and_exits_130(gh, tmp_path, monkeypatch):
     monkeypatch.setattr(collect_mod.Collector, "label_run", flaky)
     result = run(gh, tmp_path)
     assert result.exit_code == 130 and "interrupted" in result.output
+    assert f"{REPO}: stopped after 2 new runs, saved" in result.output
     assert len(read(tmp_path, "runs")) == 2
     monkeypatch.setattr(collect_mod.Collector, "label_run", real)
     assert run(gh, tmp_path).exit_code == 0

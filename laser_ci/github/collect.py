@@ -531,6 +531,7 @@ class Collector:
             rs["pass"]["newest"] = newest
         stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0}
         reasons: dict[str, int] = {}
+        finished = False
         try:
             with click.progressbar(
                 length=len(candidates),
@@ -555,9 +556,14 @@ class Collector:
                 marks = [m for m in (rs.get("watermark"), rs["pass"]["newest"]) if m]
                 rs["watermark"] = max(marks, key=lambda m: parse_time(m)) if marks else None
                 rs["pass"] = None
+            finished = True
         finally:
             rs["updated_at"] = iso_z(datetime.fromtimestamp(_clock(), UTC))
             self.store.merge()
+            if not finished:  # an error or Ctrl-C: say what is kept before it is printed
+                self.echo(f"{full}: stopped after {stats['new']} new runs"
+                          + (f", {stats['updated']} re-run updated" if stats["updated"] else "")
+                          + ", saved: run the same command again to continue")
         why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         self.echo(
             f"{full}: {stats['new']} new runs, "
