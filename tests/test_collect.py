@@ -221,6 +221,48 @@ def test_the_folder_loads_as_training_examples_without_conversion(gh, tmp_path):
     assert jobs == [("test (3.11)", 300.0, "success"), ("test (3.12)", 420.0, "failure")]
 
 
+def test_collect_then_estimate_with_history_gives_each_job_its_runs(gh, tmp_path):
+    """End to end: the folder collect writes is what ``estimate --history`` reads."""
+    from laser_ci.cli import main
+
+    matrix = (
+        "name: CI\non: push\njobs:\n  test:\n    strategy:\n      matrix:\n"
+        "        py: ['3.11', '3.12']\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: make test\n"
+    )
+    files = dict(files_v1(), **{CI: matrix})
+    sha = gh.add_commit(REPO, files)
+    for i in range(3):
+        t = T0 + timedelta(hours=i)
+        gh.add_run(REPO, workflow_path=CI, head_sha=sha, created_at=iso(t), jobs=[
+            {"name": f"test ({py})", "started_at": iso(t),
+             "completed_at": iso(t + timedelta(seconds=s + 10 * i))}
+            for py, s in (("3.11", 300), ("3.12", 420))])  # fmt: skip
+    for i in range(2):
+        t = T0 + timedelta(days=1, hours=i)
+        gh.add_run(REPO, workflow_path=LINT, head_sha=sha, created_at=iso(t), jobs=[
+            {"name": "lint", "started_at": iso(t), "completed_at": iso(t + timedelta(seconds=40))}
+        ])  # fmt: skip
+    out = tmp_path / "data"
+    result = run(gh, out)
+    assert result.exit_code == 0 and f"{REPO}: 5 new runs" in result.output, result.output
+
+    root = tmp_path / "checkout"
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    est = CliRunner().invoke(main, ["estimate", str(root), "--history", str(out),
+                                    "--format", "json"])  # fmt: skip
+    assert est.exit_code == 0, est.output
+    report = json.loads(est.output[est.output.index("{"):])
+    got = {(wf["path"], job["name"]): (job["history_runs"], job["history_source"])
+           for wf in report["workflows"] for job in wf["jobs"]}  # fmt: skip
+    assert got == {
+        (CI, "test (3.11)"): (3, "own"), (CI, "test (3.12)"): (3, "own"), (LINT, "lint"): (2, "own")
+    }  # fmt: skip
+    assert "warning" not in est.output
+
+
 # ---- pagination ---------------------------------------------------------------------------
 def test_pagination_and_githubs_1000_result_cap(gh, tmp_path, monkeypatch):
     monkeypatch.setattr(collect_mod, "RESULT_CAP", 10)
