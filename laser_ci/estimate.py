@@ -148,8 +148,10 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
                             self_hosted_rate=opts.self_hosted_rate)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
-    advice = advise(runtime, runner, job.timeout_minutes, visibility=opts.visibility,
-                    predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
+    # A job whose `if:` is false on every trigger never runs: nothing to advise on.
+    advice = [] if job.events == () else advise(
+        runtime, runner, job.timeout_minutes, visibility=opts.visibility,
+        predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
     return fields, cost
 

@@ -109,6 +109,14 @@ def test_a_job_that_never_runs_shows_no_cost(tmp_path: Path) -> None:
     assert group.cost_usd is None and group.cost_words(str) == ""
 
 
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_job_that_never_runs_gets_no_advice(tmp_path: Path) -> None:
+    """No `timeout-minutes` advice ('$2.16 per hung run') for a job that never runs."""
+    wf = json.loads(_estimate(_write(tmp_path, NEVER_RUNS), "--format", "json"))["workflows"][0]
+    build, release = wf["jobs"]
+    assert build["advice"] and release["advice"] == []
+
+
 def _long_job(name: str, runner: str, lines: int) -> str:
     script = "\n".join(f"          ./step-{i}.sh --with a long argument list" for i in range(lines))
     return f"  {name}:\n    runs-on: {runner}\n    steps:\n      - run: |\n{script}\n"
