@@ -107,6 +107,14 @@ def test_a_job_that_never_runs_shows_no_cost(tmp_path: Path) -> None:
     assert group.cost_words(lambda x: f"${x:.3f}") == f"${7 * build['cost_usd']:.3f}"
     group = Group([{**release, "id": "t"}] * 8)
     assert group.cost_usd is None and group.cost_words(str) == ""
+    # nor in its summed median or its slowest instance (the billable time leaves them out)
+    (group,) = grouped([{**build, "id": "t"}] * 7 + [{**release, "id": "t"}])
+    assert group.total_s == pytest.approx(7 * build["runtime_s"]["p50"])
+    assert group.slowest is not None and group.slowest["name"] == "build"
+    members = [comment.JobDiff(f"t{i}", "unchanged", head=j, base=j)
+               for i, j in enumerate([{**build, "id": "t"}] * 7 + [{**release, "id": "t"}])]
+    row = comment._group_row(members, compare=True, folded=False)
+    assert row[1] == f"Σ {comment._dur(7 * build['runtime_s']['p50'])}"
 
 
 @pytest.mark.usefixtures("fake_predictor")

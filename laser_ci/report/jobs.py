@@ -149,7 +149,8 @@ class Group:
         return len(self.jobs)
 
     def p50s(self) -> list[float]:
-        return [x for j in self.jobs if (x := _p50(j)) is not None]
+        """The medians of the instances that run (as the workflow's billable time counts)."""
+        return [x for j in self.jobs if not never_runs(j) and (x := _p50(j)) is not None]
 
     @property
     def total_s(self) -> float:
@@ -157,7 +158,7 @@ class Group:
 
     @property
     def slowest(self) -> Mapping[str, Any] | None:
-        timed = [j for j in self.jobs if _p50(j) is not None]
+        timed = [j for j in self.jobs if not never_runs(j) and _p50(j) is not None]
         return max(timed, key=lambda j: _p50(j) or 0.0) if timed else None
 
     @property
