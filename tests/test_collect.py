@@ -523,6 +523,44 @@ def test_malformed_answers_are_retried(gh, tmp_path, fast):
     assert len(read(tmp_path, "runs")) == 2
 
 
+def test_a_folder_of_several_repositories_is_said_to_be_no_history_folder(gh, tmp_path):
+    sha = gh.add_commit(REPO, files_v1())
+    add_runs(gh, 1, sha)
+    gh.add_repo("octo/lib")
+    lib = gh.add_commit("octo/lib", files_v1())
+    gh.add_run("octo/lib", workflow_path=CI, head_sha=lib, created_at=iso(T0))
+    argv = [REPO, "-o", str(tmp_path), "--api-url", gh.url, "--token", "secret"]
+    alone = CliRunner().invoke(collect, argv)
+    assert alone.exit_code == 0 and "repositories" not in alone.output
+    both = CliRunner().invoke(collect, ["octo/lib", *argv])
+    assert both.exit_code == 0, both.output
+    assert both.output.strip().splitlines()[-1] == (
+        f"note: {tmp_path} holds the runs of 2 repositories (octo/app, octo/lib): eval and "
+        "training read it, estimate --history reads one repository per folder (-o)"
+    )
+
+
+def test_help_says_what_it_reads_writes_and_skips():
+    text = " ".join(CliRunner().invoke(collect, ["--help"]).output.split())
+    for said in (
+        "laser-ci estimate --history DIR", "one repository per folder", "skipped",
+        "re-run", "final attempt", "Ctrl-C", "rate limit", "actions: read, contents: read",
+        "Exit status: 0", "130",
+    ):  # fmt: skip
+        assert said in text, said
+    assert "``" not in text
+
+
+def test_runs_of_pull_requests_from_forks_are_kept(gh, tmp_path):
+    fork = gh.add_repo("someone/app", fork=True)
+    sha = gh.add_commit(REPO, files_v1())  # a fork's commit, readable through the base
+    add_runs(gh, 1, sha, event="pull_request", head_branch="main",
+             head_repository=gh._mini_repo(fork))  # fmt: skip
+    assert run(gh, tmp_path).exit_code == 0
+    [row] = read(tmp_path, "runs")
+    assert (row["repo"], row["event"], row["run_time_s"]) == (REPO, "pull_request", 60.0)
+
+
 def test_bad_token_missing_token_unknown_repo(gh, tmp_path):
     result = run(gh, tmp_path, token="wrong")
     assert result.exit_code == 1

@@ -286,11 +286,13 @@ class Store:
         self.run_ids: set[str] = set()
         self.attempts: dict[str, int] = {}  # row id -> the attempt the folder holds
         self.replaced: set[str] = set()  # row ids whose older row the next merge drops
+        self.repos: set[str] = set()  # the repositories the runs are of
         self.blob_ids: set[str] = set()
         self.corpus: set[tuple[str, str, str]] = set()
         for row in self._read_gz("runs"):
             self.run_ids.add(str(row.get("id")))
             self.attempts[str(row.get("id"))] = _attempt(row.get("attempts"))
+            self.repos.add(str(row.get("repo")))
         for row in self._read_gz("blobs"):
             self.blob_ids.add(str(row.get("id")))
         for row in self._read_gz("corpus"):
@@ -372,6 +374,7 @@ class Store:
                 known.add(key)
                 if name == "runs":
                     self.attempts[key] = _attempt(row.get("attempts"))
+                    self.repos.add(str(row.get("repo")))
                 lines.append(json.dumps(row, ensure_ascii=False) + "\n")
             if name == "runs":
                 found = len(lines)
@@ -442,6 +445,7 @@ class Store:
             self.replaced.add(row["id"])  # a re-run: its final attempt replaces the row
         self.run_ids.add(row["id"])
         self.attempts[row["id"]] = _attempt(row.get("attempts"))
+        self.repos.add(str(row["repo"]))
         self.pending += 1
         if self.pending >= MERGE_EVERY:
             self.merge()
@@ -867,11 +871,30 @@ def collect(
     token: str | None,
     api_url: str,
 ) -> None:
-    """Collect labeled workflow runs of OWNER/REPO from GitHub into a training folder.
+    """Collect the completed workflow runs of OWNER/REPO from GitHub into a data folder.
 
-    Writes runs.jsonl.gz, blobs.jsonl.gz and corpus.jsonl.gz in the shared gha-runs
-    format, plus per-job labels (``jobs``) on each run. Safe to interrupt and to re-run:
-    a second call adds only runs not already in the folder.
+    Writes runs.jsonl.gz (each run with its jobs' times and runners), blobs.jsonl.gz and
+    corpus.jsonl.gz (the workflow files and local actions at each run's commit) in the
+    shared gha-runs format: `laser-ci eval` and training read it, and so does
+    `laser-ci estimate --history DIR`, which wants one repository per folder.
+
+    Runs that cannot be labeled are skipped and counted: a dynamic workflow (CodeQL,
+    Dependabot), a commit that is gone, a workflow file not at the run's commit. Runs of
+    pull requests from forks are kept. A run re-run since an earlier call is collected
+    again, its final attempt replacing it, when it was created at most two days before
+    that call's newest run (or after --since).
+
+    Safe to interrupt and to re-run: what was collected is kept (also on an error or
+    Ctrl-C), a second call adds only runs not already in the folder, and a call cut short
+    (an error, Ctrl-C, --max-runs) is continued by the next. A rate limit is waited out
+    (up to 65 minutes; longer: it stops, run it again later); 5xx and network errors are
+    retried.
+
+    The token needs read access to the repository's Actions and contents (a workflow's
+    GITHUB_TOKEN: permissions actions: read, contents: read).
+
+    Exit status: 0 done (also when there were no runs), 1 GitHub, the token or the folder
+    failed (what was collected is kept), 2 bad usage, 130 interrupted.
     """
     for name in repos:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
@@ -897,5 +920,10 @@ def collect(
             collector = Collector(gh, store, api, _echo)
             for repo, full in resolved:
                 collector.run(repo, full, since_dt, max_runs)
+            if len(store.repos) > 1:
+                names = sorted(store.repos)
+                _echo(f"note: {out} holds the runs of {len(names)} repositories "
+                      f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}): eval and "
+                      "training read it, estimate --history reads one repository per folder (-o)")
         finally:
             store.close()
