@@ -479,6 +479,22 @@ def test_rate_limits_are_waited_out_and_shown(gh, tmp_path, fast):
     assert len(read(tmp_path, "runs")) == 3
 
 
+def test_secondary_limits_without_headers_are_waited_out_too(gh, tmp_path, fast):
+    sha = gh.add_commit(REPO, files_v1())
+    add_runs(gh, 2, sha)
+    for message in (  # GitHub Enterprise Server's older words, and another of today's
+        "You have triggered an abuse detection mechanism. Please wait a few minutes before "
+        "you try again.",
+        "Request was blocked for this token. Please retry your request again later.",
+    ):  # fmt: skip
+        gh.inject(r"/git/trees/", 403, {"message": message})
+    gh.inject(r"/contents/", 429, {"message": "Too Many Requests"})
+    result = run(gh, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("rate limited, waiting 60s") == 3 and fast == [60, 60, 60]
+    assert len(read(tmp_path, "runs")) == 2
+
+
 def test_a_rate_limit_too_long_to_wait_stops_cleanly(gh, tmp_path, fast):
     sha = gh.add_commit(REPO, files_v1())
     add_runs(gh, 2, sha)

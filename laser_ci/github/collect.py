@@ -202,7 +202,7 @@ class Api:
         self.retries = 0
 
     def call(self, fn: Callable[[], T], what: str) -> T:
-        from github import GithubException
+        from github import GithubException, RateLimitExceededException
         from requests.exceptions import RequestException
 
         attempt = waits = 0
@@ -211,7 +211,8 @@ class Api:
                 return fn()
             except GithubException as e:
                 status, headers = e.status, {k.lower(): v for k, v in (e.headers or {}).items()}
-                wait = self._rate_wait(status, headers, _message(e))
+                wait = self._rate_wait(status, headers, _message(e),
+                                       isinstance(e, RateLimitExceededException))
                 if wait is not None:
                     waits += 1
                     if waits > MAX_RATE_WAITS or wait > MAX_RATE_WAIT_S:
@@ -239,7 +240,11 @@ class Api:
             _sleep(delay)
 
     @staticmethod
-    def _rate_wait(status: int, headers: dict[str, str], message: str) -> int | None:
+    def _rate_wait(status: int, headers: dict[str, str], message: str,
+                   known: bool = False) -> int | None:
+        """Seconds to wait out a rate limit; None when the answer is not one. ``known``: PyGithub
+        read it as one (its words for secondary limits: '... wait a few minutes before you try
+        again.', '... retry your request again later.')."""
         if status not in (403, 429):
             return None
         if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
@@ -254,7 +259,7 @@ class Api:
             except ValueError:
                 return 60
         lower = message.lower()
-        if status == 429 or "rate limit" in lower:
+        if status == 429 or known or "rate limit" in lower:
             return 60
         return None
 
