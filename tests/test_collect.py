@@ -290,6 +290,21 @@ def test_pagination_and_githubs_1000_result_cap(gh, tmp_path, monkeypatch):
     assert len(gh.requests_to(r"/contents/")) == 3  # each file fetched once, then cached
 
 
+def test_a_run_of_250_jobs_at_githubs_100_per_page(gh, tmp_path, monkeypatch):
+    monkeypatch.setattr(collect_mod, "PER_PAGE", 100)
+    sha = gh.add_commit(REPO, files_v1())
+    big = add_runs(gh, 1, sha)[0]
+    for k in range(249):
+        gh.add_job(REPO, big["id"], name=f"shard {k}", started_at=iso(T0),
+                   completed_at=iso(T0 + timedelta(seconds=10)))  # fmt: skip
+    assert run(gh, tmp_path).exit_code == 0
+    [row] = read(tmp_path, "runs")
+    assert len(row["jobs"]) == 250 and len({j["name"] for j in row["jobs"]}) == 250
+    assert row["run_time_s"] == 60 + 249 * 10
+    asked = [(r.query.get("page"), r.query.get("per_page")) for r in gh.requests_to(r"/jobs$")]
+    assert asked == [(None, "100"), ("2", "100"), ("3", "100")]
+
+
 # ---- incremental and resumable --------------------------------------------------------------
 def test_second_call_adds_only_new_runs(gh, tmp_path):
     sha = gh.add_commit(REPO, files_v1())
@@ -647,6 +662,28 @@ def test_missing_commits_and_truncated_trees(gh, tmp_path):
     gh.clear_requests()
     run(gh, tmp_path, "--since", "2024-01-01")  # a skipped run is not retried
     assert not gh.requests_to(f"/runs/{gone['id']}") and not gh.requests_to(r"/git/trees/")
+
+
+def test_runs_of_a_workflow_since_renamed_or_deleted_keep_the_path_they_ran(gh, tmp_path):
+    build = ".github/workflows/build.yml"
+    old = gh.add_commit(REPO, files_v1())
+    renamed = {build if p == CI else p: t for p, t in files_v1().items()}
+    new = gh.add_commit(REPO, renamed, branch="main")
+    add_runs(gh, 2, old)  # ci.yml, deleted since
+    gh.add_workflow(REPO, build)
+    gh.workflows[REPO][0]["state"] = "deleted"
+    gh.add_run(REPO, workflow_path=build, head_sha=new, created_at=iso(T0 + timedelta(days=1)),
+               jobs=[{"name": "test", "started_at": iso(T0), "completed_at": iso(T0 + timedelta(
+                   seconds=30))}])  # fmt: skip
+    gh.add_run(REPO, workflow_path=CI, head_sha=new, created_at=iso(T0 + timedelta(days=2)))
+    result = run(gh, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "3 new runs" in result.output
+    assert "1 skipped (1 workflow file not at the commit)" in result.output
+    rows = read(tmp_path, "runs")
+    assert sorted(r["workflow_path"] for r in rows) == [build, CI, CI]
+    for r in rows:
+        assert r["workflow_path"] in r["files"] and (CI in r["files"]) == (r["sha"] == old)
 
 
 def test_a_second_writer_is_refused(gh, tmp_path):
