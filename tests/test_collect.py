@@ -639,6 +639,19 @@ def test_a_bad_repository_or_token_writes_no_folder(gh, tmp_path):
     assert run(gh, out).exit_code == 0 and len(read(out, "runs")) == 1
 
 
+def test_an_api_url_that_is_a_web_site_says_so_at_once(gh, tmp_path, fast):
+    page = "<!DOCTYPE html><html><body>Sign in to GitHub Enterprise</body></html>"
+    gh.inject(r"^/repos/octo/app$", 200, page, times=None)  # https://HOST without /api/v3
+    result = run(gh, tmp_path / "out")
+    assert result.exit_code == 1 and fast == []  # not retried: it will not change
+    assert result.output.strip().splitlines() == [
+        f"Error: --api-url {gh.url} is not GitHub's REST API (GET repos/{REPO} answered with "
+        "a web page, not JSON): use https://api.github.com, or https://HOST/api/v3 for GitHub "
+        "Enterprise Server"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
 def test_unreachable_api_fails_cleanly(tmp_path, fast):
     with FakeGitHub() as dead:
         url = dead.url

@@ -484,12 +484,18 @@ class Store:
 
 
 # ---- collecting one repository --------------------------------------------------------------
-def resolve_repo(gh: Any, api: Api, name: str) -> tuple[Any, str]:
+def resolve_repo(gh: Any, api: Api, name: str, api_url: str = "") -> tuple[Any, str]:
     """The PyGithub repository ``name`` and its full name as GitHub spells it."""
 
     def get_repo() -> tuple[Any, str]:
         repo = gh.get_repo(name)
-        full = _raw(repo).get("full_name")
+        raw = _raw(repo)
+        if "full_name" not in raw and isinstance(raw.get("data"), str):  # a non-JSON body
+            raise CollectError(
+                f"--api-url {api_url} is not GitHub's REST API (GET repos/{name} answered with "
+                "a web page, not JSON): use https://api.github.com, or https://HOST/api/v3 for "
+                "GitHub Enterprise Server")
+        full = raw.get("full_name")
         if not isinstance(full, str) or "/" not in full:
             raise ValueError("the answer is not a repository")
         return repo, full
@@ -917,7 +923,7 @@ def collect(
         gh = _connect(token, api_url)
         api = Api(_echo)
         # every name and the token are checked before the folder is made: a typo writes nothing
-        resolved = [resolve_repo(gh, api, name) for name in repos]
+        resolved = [resolve_repo(gh, api, name, api_url) for name in repos]
         store = Store(out)
         try:
             if store.recovered:
