@@ -576,7 +576,7 @@ def test_help_says_what_it_reads_writes_and_skips():
     for said in (
         "laser-ci estimate --history DIR", "one repository per folder", "skipped",
         "re-run", "final attempt", "Ctrl-C", "rate limit", "actions: read, contents: read",
-        "Exit status: 0", "130",
+        "Exit status: 0", "130", "since the newest run the last call saw, less two days",
     ):  # fmt: skip
         assert said in text, said
     assert "``" not in text

@@ -852,7 +852,8 @@ def _one_line_errors() -> Iterator[None]:
     "--since",
     metavar="WHEN",
     help="Only runs created since WHEN: 2024-05-01, an ISO 8601 time, or an age (30d, 12h, 2w). "
-    "Default: everything on the first call, then only runs newer than the last call.",
+    "Default: everything on the first call, then the runs created since the newest run "
+    "the last call saw, less two days (runs that finished late, re-runs).",
 )
 @click.option(
     "--max-runs",
