@@ -699,6 +699,29 @@ def test_runs_of_a_workflow_since_renamed_or_deleted_keep_the_path_they_ran(gh, 
         assert r["workflow_path"] in r["files"] and (CI in r["files"]) == (r["sha"] == old)
 
 
+def test_an_output_folder_it_cannot_write_is_one_line_naming_it(gh, tmp_path, monkeypatch):
+    sha = gh.add_commit(REPO, files_v1())
+    add_runs(gh, 1, sha)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = run(gh, blocker / "out")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: cannot write to {blocker / 'out'}: Not a directory"]  # fmt: skip
+    real = Path.mkdir
+
+    def read_only(self, *a, **kw):
+        if self.name == collect_mod.STATE_DIR:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    result = run(gh, tmp_path / "ro")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: cannot write to {tmp_path / 'ro'}: Permission denied"]  # fmt: skip
+
+
 def test_a_second_writer_is_refused(gh, tmp_path):
     store = collect_mod.Store(tmp_path)
     try:

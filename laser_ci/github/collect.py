@@ -286,8 +286,11 @@ class Store:
     def __init__(self, out: Path):
         self.out = out
         self.stage = out / STATE_DIR
-        self.stage.mkdir(parents=True, exist_ok=True)
-        self._lock = _lock(self.stage / "lock", out)
+        try:
+            self.stage.mkdir(parents=True, exist_ok=True)
+            self._lock = _lock(self.stage / "lock", out)
+        except OSError as e:  # read-only, under a file, ...: name the folder given
+            raise CollectError(f"cannot write to {out}: {e.strerror or e}") from None
         self.run_ids: set[str] = set()
         self.attempts: dict[str, int] = {}  # row id -> the attempt the folder holds
         self.replaced: set[str] = set()  # row ids whose older row the next merge drops
