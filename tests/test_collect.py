@@ -409,6 +409,40 @@ def test_a_re_run_staged_by_a_killed_call_replaces_the_old_row(gh, tmp_path, mon
     assert sorted((r["attempts"], r["conclusion"]) for r in rows) == [(1, "failure"), (2, "success")]
 
 
+def test_a_run_re_run_while_the_call_reaches_it_is_collected_once_it_ends(gh, tmp_path,
+                                                                       monkeypatch):
+    sha = gh.add_commit(REPO, files_v1())
+    old = add_runs(gh, 1, sha, conclusion="failure")[0]  # days older than the others
+    add_runs(gh, 3, sha, start=T0 + timedelta(days=5))
+    real = collect_mod.Collector.label_run
+
+    def rerun_starts(self, repo, full, run_obj, raw):
+        if raw["id"] == old["id"] and old["run_attempt"] == 1:  # listed as attempt 1, done
+            old.update(run_attempt=2, status="in_progress", conclusion=None)
+            gh.add_job(REPO, old["id"], name="test", started_at=iso(T0 + timedelta(days=6)),
+                       completed_at=None, conclusion=None, status="in_progress")  # fmt: skip
+        return real(self, repo, full, run_obj, raw)
+
+    monkeypatch.setattr(collect_mod.Collector, "label_run", rerun_starts)
+    result = run(gh, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "3 new runs" in result.output and "1 being re-run (collected when it ends)" in result.output
+    assert len(read(tmp_path, "runs")) == 3  # not a row of a run half re-run
+    gh.clear_requests()
+    assert "1 being re-run" in run(gh, tmp_path).output  # still running: asked about, kept
+    assert gh.requests_to(f"/actions/runs/{old['id']}$") and not jobs_requested(gh)
+    old.update(status="completed", conclusion="success")
+    gh.jobs[old["id"]][-1].update(status="completed", conclusion="success",
+                                  completed_at=iso(T0 + timedelta(days=6, seconds=90)))
+    gh.clear_requests()
+    result = run(gh, tmp_path)  # outside the window the listing re-reads: fetched by id
+    assert "1 new runs" in result.output and "being re-run" not in result.output
+    row = next(r for r in read(tmp_path, "runs") if r["id"] == collect_mod.row_id(old["id"]))
+    assert (row["attempts"], row["conclusion"], row["run_time_s"]) == (2, "success", 90.0)
+    gh.clear_requests()
+    assert "0 new runs" in run(gh, tmp_path).output and not gh.requests_to(f"/runs/{old['id']}")
+
+
 def test_since_filters_by_creation_time(gh, tmp_path):
     sha = gh.add_commit(REPO, files_v1())
     runs = add_runs(gh, 5, sha)

@@ -23,7 +23,9 @@ Incremental: runs are deduplicated by GitHub run id (a row's ``id`` is derived f
 A call remembers the newest run it has seen; the next call lists only runs created since
 then (minus a safety overlap), so it fetches only new runs. A run re-run since it was
 collected (a higher ``run_attempt`` in that window, or since ``--since``) is collected
-again: its final attempt replaces the row (the runs file is rewritten, atomically). An
+again: its final attempt replaces the row (the runs file is rewritten, atomically). A run
+re-run between being listed and being read (its latest attempt's jobs are not done) is left
+out and remembered (``later`` in the state); later calls ask for it by id until it ends. An
 interrupted call, or one cut short by ``--max-runs``, leaves its window pending and the next
 call finishes it.
 """
@@ -97,6 +99,10 @@ def _hint(status: int, what: str) -> str:
 
 class _Skip(Exception):
     """This run cannot be labeled (its commit or workflow file is gone)."""
+
+
+class _NotYet(Exception):
+    """This run is being re-run: listed as done, its latest attempt's jobs are not."""
 
 
 # ---- small helpers ----------------------------------------------------------------------------
@@ -541,13 +547,16 @@ class Collector:
             return held is not None and held >= _attempt(raw.get("run_attempt"))
 
         candidates, newest, complete = self.list_runs(repo, full, lower, known, max_runs)
+        later = self.runs_ended(repo, full, rs, known, {int(_raw(r)["id"]) for r in candidates})
+        candidates += later
         if newest is None:
             self.echo(f"{full}: no completed workflow runs"
                       + (f" created since {iso_z(lower)}" if lower else
                          ": GitHub Actions has not run here (or its runs were deleted)"))
         if newest and (not rs["pass"]["newest"] or _later(newest, rs["pass"]["newest"])):
             rs["pass"]["newest"] = newest
-        stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0}
+        stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0,
+                 "later": len(rs.get("later") or ())}
         reasons: dict[str, int] = {}
         finished = False
         try:
@@ -565,7 +574,14 @@ class Collector:
                         stats["skipped"] += 1
                         reasons[str(why)] = reasons.get(str(why), 0) + 1
                         rs.setdefault("skipped", []).append(int(run_raw["id"]))
+                    except _NotYet:  # asked for again by id next time, wherever it was created
+                        if int(run_raw["id"]) not in rs.setdefault("later", []):
+                            rs["later"].append(int(run_raw["id"]))
+                            stats["later"] += 1
                     else:
+                        if int(run_raw["id"]) in (rs.get("later") or ()):
+                            rs["later"].remove(int(run_raw["id"]))
+                            stats["later"] -= 1
                         rerun = row["id"] in self.store.run_ids
                         stats["blobs"] += self.store.add_run(row, texts)
                         stats["updated" if rerun else "new"] += 1
@@ -588,9 +604,33 @@ class Collector:
             + (f"{stats['updated']} re-run updated, " if stats["updated"] else "")
             + f"{stats['blobs']} new files"
             + (f", {stats['skipped']} skipped ({why})" if stats["skipped"] else "")
+            + (f", {stats['later']} being re-run (collected when it ends)"
+               if stats["later"] else "")
             + ("" if complete else "; more runs left: run again to continue")
         )
         return stats
+
+    def runs_ended(self, repo: Any, full: str, rs: dict[str, Any],
+                   known: Callable[[dict[str, Any]], bool], listed: set[int]) -> list[Any]:
+        """The runs an earlier call found being re-run that have ended since (asked for by
+        id: they may be older than the window listed); those gone are forgotten."""
+        out: list[Any] = []
+        for rid in list(rs.get("later") or ()):
+            if rid in listed:
+                continue
+            try:
+                raw, run = self.api.call(lambda rid=rid: _run_item(repo.get_workflow_run(rid)),
+                                         f"run {rid} of {full}")
+            except GitHubError as e:
+                if e.status not in (404, 410):
+                    raise
+                rs["later"].remove(rid)  # deleted since
+                continue
+            if raw.get("status") == "completed" and known(raw):
+                rs["later"].remove(rid)
+            elif raw.get("status") == "completed":
+                out.append(run)
+        return out
 
     def list_runs(
         self,
@@ -678,6 +718,10 @@ class Collector:
             raise
         # filter=latest: the final attempt's jobs (after "re-run failed jobs" it also lists
         # the jobs carried over from earlier attempts, which did run for this result)
+        listed_attempt = _attempt(raw.get("run_attempt"))
+        if any(j.get("status") not in (None, "completed")
+               or _attempt(j.get("run_attempt")) > listed_attempt for j in jobs):
+            raise _NotYet  # re-run since it was listed: not the attempt listed, not done
         job_rows = [
             {
                 "name": j.get("name"),
@@ -897,7 +941,8 @@ def collect(
     Dependabot), a commit that is gone, a workflow file not at the run's commit. Runs of
     pull requests from forks are kept. A run re-run since an earlier call is collected
     again, its final attempt replacing it, when it was created at most two days before
-    that call's newest run (or after --since).
+    that call's newest run (or after --since); one found being re-run is left out and
+    collected by the first call after it ends.
 
     Safe to interrupt and to re-run: what was collected is kept (also on an error or
     Ctrl-C), a second call adds only runs not already in the folder, and a call cut short
