@@ -833,6 +833,14 @@ def test_push_without_checkout_is_a_warning(tmp_path, monkeypatch):
 # --- settings -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(("given", "read"), [
+    (".", ".github/workflows"), ("./", ".github/workflows"), ("", ".github/workflows"),
+    ("./.github/workflows/", ".github/workflows"), (".github/workflows/ci.yml", ".github/workflows/ci.yml"),
+])
+def test_the_workflows_input_at_the_repository_root_means_its_workflows(given, read):
+    assert Settings.from_env({"LASER_CI_WORKFLOWS": given}).workflows == read
+
+
 def test_settings_are_read_once_from_the_environment(tmp_path):
     event = tmp_path / "event.json"
     event.write_text(json.dumps(EVENT))

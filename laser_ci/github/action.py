@@ -122,7 +122,7 @@ class Settings:
                 raise SettingsError(f"cannot read GITHUB_EVENT_PATH {event_path}: {exc}") from exc
         workspace = Path(get("GITHUB_WORKSPACE") or ".")
         temp = Path(get("RUNNER_TEMP") or tempfile.gettempdir())
-        workflows = (get("LASER_CI_WORKFLOWS") or ".github/workflows").strip("/") or "."
+        workflows = _workflows_input(get("LASER_CI_WORKFLOWS"))
         model = get("LASER_CI_MODEL")
         return cls(
             event_name=get("GITHUB_EVENT_NAME") or "",
@@ -249,6 +249,15 @@ def run(settings: Settings, *, predictor: Any = None) -> int:
         emit("error", f"laser-ci: {len(problems)} problem(s); fail-on-error is true")
         return 1
     return 0
+
+
+def _workflows_input(value: str | None) -> str:
+    """The ``workflows`` input, repo-relative without ``./`` or trailing ``/``; the
+    repository root (``.``, ``./``) means its ``.github/workflows``, as for ``laser-ci
+    estimate .``: GitHub runs no other workflows."""
+    from laser_ci.workflows.parse import normalize
+
+    return normalize(value or "") or ".github/workflows"
 
 
 def _load(model: Path | None) -> Any:
