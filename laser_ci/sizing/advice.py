@@ -98,6 +98,8 @@ def advise(
     vis, assumed = _visibility(visibility)
     needs = needs or Needs()
     base: list[str] = ["assumes a private repository (visibility not given)"] if assumed else []
+    if runner.retired:  # the job never gets a runner: nothing to time out, nothing to size
+        return [_retired_advice(runtime, runner, vis, cat, base)]
     out = _timeout_advice(runtime, runner, timeout_minutes, vis, cat, base)
     if runtime is None or runner.kind not in ("github-hosted", "larger") or runner.os is None:
         return out
@@ -105,6 +107,29 @@ def advise(
     out += _needs_advice(runtime, runner, vis, needs, cat, base)
     out += _sizing_advice(runtime, runner, vis, predict_on, cat, base)
     return out
+
+
+def _retired_advice(
+    runtime: Runtime | None, runner: Runner, vis: str, cat: Catalog, base: list[str]
+) -> Advice:
+    """A label GitHub has removed: the job fails without running. Say so and name the label
+    to use instead (and what a run would cost there)."""
+    msg = (
+        f"`{runner.label}` has been retired by GitHub: the job fails without running "
+        "(not priced here)."
+    )
+    new = cat.by_label(runner.successor) if runner.successor else None
+    if new is None:
+        return Advice("runner", msg + " Move it to a current runner label.", {}, tuple(base))
+    alt = _from_entry(new, runner.successor or new.label, vis)
+    msg += f" Use `runs-on: {alt.label}`"
+    notes = list(base)
+    if runtime is not None:
+        cost = job_cost(runtime.p50, alt, visibility=vis)
+        if cost is not None:
+            msg += f" ({'free in a public repository' if _is_free(alt, vis) else _usd(cost) + ' per run'})"
+            notes.append("the cost there assumes the job takes as long as predicted here")
+    return Advice("runner", msg + ".", {"runs-on": alt.label}, tuple(notes))
 
 
 def _timeout_advice(

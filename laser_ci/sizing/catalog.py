@@ -46,6 +46,7 @@ class Catalog:
     entries: tuple[CatalogEntry, ...]
     sources: tuple[dict[str, str], ...] = ()
     retired: frozenset[str] = frozenset()
+    successors: Mapping[str, str] = field(default_factory=dict)  # retired label -> current one
     included_minutes: Mapping[str, int] = field(default_factory=dict)
     default_timeout_minutes: int = DEFAULT_TIMEOUT_MINUTES
     self_hosted_max_job_minutes: int = 7200
@@ -77,12 +78,16 @@ class Catalog:
                 )
             )
         billing = data.get("billing", {})
+        retired = data.get("retired_labels", ())
+        if not isinstance(retired, Mapping):  # a plain list: retired, no successor named
+            retired = dict.fromkeys(retired, "")
         return cls(
             as_of=str(data["as_of"]),
             prices_effective=str(data.get("prices_effective", data["as_of"])),
             entries=tuple(entries),
             sources=tuple(data.get("sources", ())),
-            retired=frozenset(x.lower() for x in data.get("retired_labels", ())),
+            retired=frozenset(x.lower() for x in retired),
+            successors={k.lower(): v.lower() for k, v in retired.items() if v},
             included_minutes=dict(data.get("included_minutes", {})),
             default_timeout_minutes=int(billing.get("default_timeout_minutes", DEFAULT_TIMEOUT_MINUTES)),
             self_hosted_max_job_minutes=int(billing.get("self_hosted_max_job_minutes", 7200)),

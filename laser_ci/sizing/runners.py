@@ -44,6 +44,8 @@ class Runner:
     guessed: bool = False
     max_job_minutes: int | None = None
     container: bool = False
+    retired: bool = False  # a label GitHub has removed: the job fails without running
+    successor: str | None = None  # for a retired label, the current one to use instead
 
     @property
     def free_in_public(self) -> bool:
@@ -63,6 +65,7 @@ class Runner:
             "free_in_public": self.free_in_public,
             "guessed": self.guessed,
             "reason": self.reason,
+            "retired": self.retired,
         }
 
 
@@ -309,10 +312,15 @@ def _resolve_label(label: str, display: str, vis: str, cat: Catalog) -> Runner:
     if e is not None:
         return _from_entry(e, display, vis)
     if label in cat.retired:
+        successor = cat.successors.get(label)
+        instead = f"; use `{successor}` instead" if successor else ""
         return Runner(
             label=display,
             kind="unknown",
-            reason=f"`{label}` has been retired by GitHub; a job asking for it finds no runner",
+            reason=f"`{label}` has been retired by GitHub: a job asking for it fails without "
+            f"running, so it has no cost{instead}",
+            retired=True,
+            successor=successor,
         )
     for pattern, like in _FAMILIES:
         if pattern.fullmatch(label):

@@ -1,0 +1,49 @@
+"""Sizing as a user relies on it: retired labels, cron counts, the runner catalog against
+GitHub's price list (laser_ci.sizing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from laser_ci.predictors.base import Runtime
+from laser_ci.sizing.advice import advise
+from laser_ci.sizing.runners import resolve_runner
+
+
+def R(runs_on, matrix=None, visibility="private", **kw):
+    return resolve_runner(runs_on, matrix or {}, visibility=visibility, **kw)
+
+
+# --- retired labels -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "runs_on, matrix, successor",
+    [
+        ("ubuntu-20.04", None, "ubuntu-24.04"),
+        (["Ubuntu-18.04"], None, "ubuntu-24.04"),
+        ("windows-2019", None, "windows-2025"),
+        ("macos-12", None, "macos-15-intel"),  # Intel: same architecture, not macos-latest
+        ("macos-13", None, "macos-15-intel"),
+        ("${{ matrix.os }}", {"os": "windows-2019"}, "windows-2025"),
+    ],
+)
+def test_a_retired_label_is_said_to_be_retired_with_the_label_to_use(runs_on, matrix, successor):
+    """A retired label is not priced, and the advice (the only place a table shows it) says
+    the job fails without running and which label to use, instead of a hung-run timeout."""
+    r = R(runs_on, matrix)
+    assert r.kind == "unknown" and r.price_per_min is None and r.retired
+    assert r.successor == successor and f"`{successor}`" in r.reason
+    assert r.to_json()["retired"] is True
+    out = advise(Runtime(20, 61, 300), r, None, visibility="private")
+    [a] = out  # no "a hung run holds the runner for up to 360 min": there is no runner
+    assert a.kind == "runner" and "retired by GitHub" in a.message
+    assert "fails without running" in a.message
+    assert a.suggested == {"runs-on": successor}
+    assert "per run" in a.message  # what it would cost on the current label
+    assert "timeout" not in [x.kind for x in advise(None, r, None, visibility="public")]
+
+
+def test_a_current_label_is_not_retired():
+    r = R("ubuntu-latest")
+    assert not r.retired and r.successor is None and r.to_json()["retired"] is False
