@@ -47,3 +47,25 @@ def test_a_retired_label_is_said_to_be_retired_with_the_label_to_use(runs_on, ma
 def test_a_current_label_is_not_retired():
     r = R("ubuntu-latest")
     assert not r.retired and r.successor is None and r.to_json()["retired"] is False
+
+
+# --- crons --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cron, runs",
+    [
+        # every other day of the month: days 1, 3, ..., 31 (29 and 31 not in every month)
+        ("0 0 */2 * *", 14 + 11.25 / 12 + 7 / 12),  # was 30.44: the `*/2` was ignored
+        ("0 0 * * */2", 4 * 30.44 / 7),  # Sun, Tue, Thu, Sat; was 30.44
+        ("0 0 */2 * 1", (14 + 11.25 / 12 + 7 / 12) / 7),  # `*...`: both must match
+        ("5/1 * * * *", 55 * 24 * 30.44),  # minutes 5-59; was minute 5 only (730)
+        ("5/15 * * * *", 4 * 24 * 30.44),
+        ("0 0 * * *", 30.44),
+        ("0 0 1 * 1", 1 + 30.44 / 7 - 1 / 7),  # both restricted: either matches
+    ],
+)
+def test_cron_day_fields_with_a_step_and_a_start_with_step_one(cron, runs):
+    from laser_ci.sizing.schedule import cron_runs_per_month
+
+    assert cron_runs_per_month(cron) == pytest.approx(runs)

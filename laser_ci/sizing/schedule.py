@@ -17,8 +17,8 @@ _DOWS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
 def _cron_field(text: str, lo: int, hi: int, names: Mapping[str, int] | None = None) -> set[int]:
     values: set[int] = set()
     for part in text.lower().split(","):
-        step = 1
-        if "/" in part:
+        step, stepped = 1, "/" in part
+        if stepped:
             part, s = part.split("/", 1)
             step = int(s)
             if step < 1:
@@ -28,9 +28,9 @@ def _cron_field(text: str, lo: int, hi: int, names: Mapping[str, int] | None = N
         elif "-" in part:
             x, y = part.split("-", 1)
             a, b = _cron_value(x, names), _cron_value(y, names)
-        else:
+        else:  # ``5/15`` is 5, 20, 35, 50 (and ``5/1`` 5 to the end), as in cron
             a = _cron_value(part, names)
-            b = hi if "/" in text and step > 1 else a
+            b = hi if stepped else a
         if a < lo or b > hi or a > b:
             raise ValueError("out of range")
         values.update(range(a, b + 1, step))
@@ -57,16 +57,14 @@ def cron_runs_per_month(cron: str) -> float | None:
     except ValueError:
         return None
     share = {29: 11.25 / 12, 30: 11 / 12, 31: 7 / 12}  # share of months that have the day
-    dom_days = sum(share.get(d, 1.0) for d in dom) * DAYS_PER_MONTH / 30.44
+    dom_days = DAYS_PER_MONTH if len(dom) == 31 else sum(share.get(d, 1.0) for d in dom)
     dow_days = len(dow) * DAYS_PER_MONTH / 7
     dom_star, dow_star = fields[2].startswith("*"), fields[4].startswith("*")
-    if dom_star and dow_star:
-        days = DAYS_PER_MONTH
-    elif dow_star:
-        days = dom_days
-    elif dom_star:
-        days = dow_days
-    else:  # cron runs when either matches
+    if dom_star or dow_star:
+        # cron's rule: when either day field starts with `*`, a day must match both. A bare
+        # `*` matches every day, so the other field counts alone; `*/2` still halves.
+        days = dom_days * len(dow) / 7
+    else:  # both restricted: cron runs when either matches
         days = min(DAYS_PER_MONTH, dom_days + dow_days - dom_days * len(dow) / 7)
     return len(minutes) * len(hours) * days * len(months) / 12
 
