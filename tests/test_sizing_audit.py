@@ -69,3 +69,18 @@ def test_cron_day_fields_with_a_step_and_a_start_with_step_one(cron, runs):
     from laser_ci.sizing.schedule import cron_runs_per_month
 
     assert cron_runs_per_month(cron) == pytest.approx(runs)
+
+
+# --- advice -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["ubuntu-latest-gpu-4-cores", "windows-gpu"])
+def test_a_gpu_runner_in_a_public_repository_is_not_moved_to_a_runner_without_a_gpu(label):
+    """It said: "... where `ubuntu-latest` (4 vCPU, 16 GB) is free" with runs-on
+    ubuntu-latest, a runner the job's GPU work cannot run on."""
+    r = R(label, visibility="public")
+    [a] = [a for a in advise(Runtime(100, 200, 300), r, 30, visibility="public") if a.kind == "runner"]
+    assert "runs-on" not in a.suggested
+    assert "even in a public repository" in a.message
+    assert ("$0.208" if label.startswith("ubuntu") else "$0.408") in a.message  # 4 min billed
+    assert "no standard runner has a GPU" in a.message and "is free" not in a.message

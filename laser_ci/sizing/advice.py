@@ -449,7 +449,17 @@ def _sizing_advice(
             ),
             None,
         )
-        if std is not None:
+        if runner.gpu:  # no standard runner has a GPU: nothing free to move to
+            out.append(
+                Advice(
+                    "runner",
+                    f"`{runner.label}` is a larger runner with a GPU: {_usd(cur_cost)} per run "
+                    "even in a public repository (no standard runner has a GPU).",
+                    {},
+                    tuple(base),
+                )
+            )
+        elif std is not None:
             cores, ram = std.size(vis)
             out.append(
                 Advice(
