@@ -84,3 +84,26 @@ def test_a_gpu_runner_in_a_public_repository_is_not_moved_to_a_runner_without_a_
     assert "even in a public repository" in a.message
     assert ("$0.208" if label.startswith("ubuntu") else "$0.408") in a.message  # 4 min billed
     assert "no standard runner has a GPU" in a.message and "is free" not in a.message
+
+
+def _timeouts(runtime, runs_on, timeout):
+    return [a for a in advise(runtime, R(runs_on), timeout, visibility="private") if a.kind == "timeout"]
+
+
+@pytest.mark.parametrize("runs_on, timeout", [("ubuntu-latest", 400), ("ubuntu-slim", 300)])
+def test_a_timeout_is_never_suggested_lower_than_the_one_it_says_is_too_low(runs_on, timeout):
+    """p90 past the runner's job limit: it said "`timeout-minutes: 400` is below the predicted
+    p90 (416.7 min) ... Suggest `timeout-minutes: 360`" (ubuntu-slim: 300, suggest 15)."""
+    long = Runtime(15000, 20000, 25000)  # p90 416.7 min, past 6 hours
+    out = _timeouts(long, runs_on, timeout)
+    assert not [a for a in out if "below the predicted" in a.message]
+    assert all(a.suggested.get("timeout-minutes", 0) <= timeout for a in out)
+    assert any("exceeds the" in a.message and "job limit" in a.message for a in out)
+
+
+def test_a_job_predicted_past_the_6_hour_limit_is_told_so():
+    """Without `timeout-minutes` it was told nothing: GitHub-hosted jobs stop at 360 min."""
+    long = Runtime(15000, 20000, 25000)
+    [a] = _timeouts(long, "ubuntu-latest", None)
+    assert "exceeds the 360-minute job limit" in a.message and "self-hosted" in a.message
+    assert "runs-on" not in a.suggested  # another GitHub-hosted runner has the same limit

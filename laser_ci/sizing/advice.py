@@ -171,7 +171,9 @@ def _timeout_advice(
     t = _minutes_value(timeout)
     if t is None:
         return out + _cap_advice(runtime, runner, cap, cat)
-    if runtime is not None and t * 60 < runtime.p90:
+    # below the p90, unless even the job limit is: the cap advice says so (a "suggested"
+    # timeout at the limit would be no higher than this one)
+    if runtime is not None and t * 60 < runtime.p90 and suggested is not None and suggested > t:
         if t * 60 < runtime.p50:
             share = "more than half of the runs"
         else:
@@ -201,17 +203,29 @@ def _timeout_advice(
 
 
 def _cap_advice(runtime: Runtime | None, runner: Runner, cap: int, cat: Catalog) -> list[Advice]:
-    if runtime is None or cap >= cat.default_timeout_minutes or runtime.p90 <= cap * 60:
+    """The predicted p90 is past the runner's job limit: no timeout can let slow runs finish.
+    A short limit (``ubuntu-slim``) has a way out on a standard runner; GitHub-hosted runners'
+    6 hours only a split job or a self-hosted runner (5 days)."""
+    if runtime is None or runner.max_job_minutes is None or runtime.p90 <= cap * 60:
         return []
-    std = cat.by_label("ubuntu-latest")
+    head = (
+        f"The predicted p90 ({_fmt_s(runtime.p90)}) exceeds the {cap}-minute job limit of "
+        f"`{runner.label}`: slow runs would be stopped."
+    )
+    why = ("the prediction for this runner is taken at face value",)
+    if cap < cat.default_timeout_minutes:
+        std = cat.by_label("ubuntu-latest")
+        label = std.label if std else "ubuntu-latest"
+        return [Advice("timeout", f"{head} Consider `{label}`.", {"runs-on": label}, why)]
+    if runner.kind == "self-hosted":
+        return [Advice("timeout", f"{head} Consider splitting the job.", {}, why)]
     return [
         Advice(
             "timeout",
-            f"The predicted p90 ({_fmt_s(runtime.p90)}) exceeds the {cap}-minute job limit of "
-            f"`{runner.label}`: slow runs would be stopped. Consider "
-            f"`{std.label if std else 'ubuntu-latest'}`.",
-            {"runs-on": std.label if std else "ubuntu-latest"},
-            ("the prediction for this runner is taken at face value",),
+            f"{head} Consider splitting the job, or a self-hosted runner (jobs there may run "
+            f"up to {cat.self_hosted_max_job_minutes // 1440} days).",
+            {},
+            why,
         )
     ]
 
