@@ -107,3 +107,14 @@ def test_a_job_predicted_past_the_6_hour_limit_is_told_so():
     [a] = _timeouts(long, "ubuntu-latest", None)
     assert "exceeds the 360-minute job limit" in a.message and "self-hosted" in a.message
     assert "runs-on" not in a.suggested  # another GitHub-hosted runner has the same limit
+
+
+def test_a_self_hosted_job_predicted_past_the_default_timeout_is_told_to_set_one():
+    """Self-hosted jobs may run 5 days, but without `timeout-minutes` GitHub stops them at
+    360 min: a job with a p90 of 417 min was told nothing."""
+    long = Runtime(15000, 20000, 25000)
+    [a] = _timeouts(long, ["self-hosted", "linux"], None)
+    assert "default of 360 min would cancel slow runs" in a.message
+    assert a.suggested == {"timeout-minutes": 625}  # 416.7 min x 1.5 -> 625
+    assert not _timeouts(Runtime(100, 200, 300), ["self-hosted"], None)[0].message.startswith(
+        "No `timeout-minutes`: GitHub's default of")  # a short job: the usual hung-run advice

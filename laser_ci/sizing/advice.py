@@ -151,7 +151,19 @@ def _timeout_advice(
         ]
     if timeout is None:
         limit = min(cap, cat.default_timeout_minutes)
-        if limit <= (suggested or 0):
+        if runtime is not None and suggested and cap > limit and runtime.p90 > limit * 60:
+            # a self-hosted runner may run for days, but GitHub's default stops slow runs
+            out.append(
+                Advice(
+                    "timeout",
+                    f"No `timeout-minutes`: GitHub's default of {limit} min would cancel slow "
+                    f"runs (predicted p90 {_fmt_s(runtime.p90)}). Suggest "
+                    f"`timeout-minutes: {suggested}`.",
+                    {"timeout-minutes": suggested},
+                    tuple(base + why),
+                )
+            )
+        elif limit <= (suggested or 0):
             pass  # the runner's own limit is already as tight as we would suggest
         else:
             whose = (
