@@ -278,6 +278,17 @@ def _resolve_labels(
             guessed=True,
         )
     r = _resolve_label(lower[0], display, vis, cat)
+    if group and r.kind == "github-hosted":
+        # runner groups hold larger and self-hosted runners, never the standard ones: a
+        # runner of the group that carries this label is one of those, of unknown size
+        return Runner(
+            label=display,
+            kind="unknown",
+            reason=f"runner group `{group}` with the label `{lower[0]}`: standard GitHub-hosted "
+            "runners are not in runner groups, so this is a larger or self-hosted runner of the "
+            "group that carries the label; its size and price are set in the organization's "
+            "settings, not in the workflow",
+        )
     if group:
         r = replace(r, reason=(r.reason or "label in the runner catalog") + in_group)
     return r
