@@ -59,7 +59,7 @@ def test_a_current_label_is_not_retired():
         ("0 0 */2 * *", 14 + 11.25 / 12 + 7 / 12),  # was 30.44: the `*/2` was ignored
         ("0 0 * * */2", 4 * 30.44 / 7),  # Sun, Tue, Thu, Sat; was 30.44
         ("0 0 */2 * 1", (14 + 11.25 / 12 + 7 / 12) / 7),  # `*...`: both must match
-        ("5/1 * * * *", 55 * 24 * 30.44),  # minutes 5-59; was minute 5 only (730)
+        ("0 5/1 * * *", 19 * 30.44),  # hours 5-23; was 5 o'clock only (30.44)
         ("5/15 * * * *", 4 * 24 * 30.44),
         ("0 0 * * *", 30.44),
         ("0 0 1 * 1", 1 + 30.44 / 7 - 1 / 7),  # both restricted: either matches
@@ -135,3 +135,17 @@ def test_a_standard_label_in_a_runner_group_is_not_priced_as_the_standard_runner
     assert R({"group": "big", "labels": "ubuntu-latest-16-cores"}).sku == "linux_16_core"
     assert R({"group": "g", "labels": ["self-hosted", "linux"]}).kind == "self-hosted"
     assert R({"labels": "ubuntu-latest"}).sku == "linux"  # no group: the standard runner
+
+
+@pytest.mark.parametrize("cron", ["* * * * *", "*/2 * * * *"])
+def test_a_cron_more_often_than_every_5_minutes_counts_githubs_shortest_interval(cron):
+    """GitHub runs a schedule at most once every 5 minutes: `* * * * *` was 43,834 runs a
+    month (5x the cost), and the basis did not say it was capped."""
+    from laser_ci.sizing.schedule import cron_runs_per_month, monthly_runs_from_triggers
+
+    assert cron_runs_per_month(cron) == pytest.approx(12 * 24 * 30.44)
+    m = monthly_runs_from_triggers(["schedule"], {"schedule": [{"cron": cron}]})
+    assert m.runs == pytest.approx(12 * 24 * 30.44)
+    assert "at most one run every 5 minutes" in m.basis
+    plain = monthly_runs_from_triggers(["schedule"], {"schedule": [{"cron": "*/15 * * * *"}]})
+    assert "5 minutes" not in plain.basis

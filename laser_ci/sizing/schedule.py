@@ -8,6 +8,7 @@ from typing import Any
 from laser_ci.sizing.cost import MonthlyRuns
 
 DAYS_PER_MONTH = 30.44
+MIN_INTERVAL_MINUTES = 5  # GitHub: "the shortest interval you can run scheduled workflows"
 
 
 _MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
@@ -66,7 +67,22 @@ def cron_runs_per_month(cron: str) -> float | None:
         days = dom_days * len(dow) / 7
     else:  # both restricted: cron runs when either matches
         days = min(DAYS_PER_MONTH, dom_days + dow_days - dom_days * len(dow) / 7)
-    return len(minutes) * len(hours) * days * len(months) / 12
+    return _per_hour(minutes) * len(hours) * days * len(months) / 12
+
+
+def _per_hour(minutes: set[int]) -> int:
+    """Runs an hour of these minutes: at most 12, as GitHub runs a schedule at most once every
+    5 minutes (``* * * * *`` runs about 12 times an hour, not 60)."""
+    return min(len(minutes), 60 // MIN_INTERVAL_MINUTES)
+
+
+def _more_often_than_github_runs(cron: str) -> bool:
+    fields = cron.split()
+    try:
+        minutes = _cron_field(fields[0], 0, 59)
+    except (ValueError, IndexError):
+        return False
+    return _per_hour(minutes) < len(minutes)
 
 
 def monthly_runs_from_triggers(triggers: Sequence[str], on: Any) -> MonthlyRuns | None:
@@ -88,6 +104,10 @@ def monthly_runs_from_triggers(triggers: Sequence[str], on: Any) -> MonthlyRuns 
     runs = sum(n for _, n in known)
     others = sorted({t for t in triggers if t != "schedule"})
     basis = "schedule " + ", ".join(f"`{c}` ~{n:.0f}/month" for c, n in known)
+    fast = [c for c, _ in known if _more_often_than_github_runs(c)]
+    if fast:
+        basis += (f"; {', '.join(f'`{c}`' for c in fast)} counted at most one run every "
+                  f"{MIN_INTERVAL_MINUTES} minutes, GitHub's shortest schedule interval")
     basis += "; GitHub may delay or skip scheduled runs under load"
     if len(known) < len(crons):
         basis += f"; {len(crons) - len(known)} cron expression(s) not understood"
