@@ -149,3 +149,13 @@ def test_a_cron_more_often_than_every_5_minutes_counts_githubs_shortest_interval
     assert "at most one run every 5 minutes" in m.basis
     plain = monthly_runs_from_triggers(["schedule"], {"schedule": [{"cron": "*/15 * * * *"}]})
     assert "5 minutes" not in plain.basis
+
+
+def test_a_free_alternative_is_not_given_a_price_ratio():
+    """A public repository's larger runner: "`ubuntu-latest` (4 cores, 0.27x the price) is
+    free here" gave a price for the free runner."""
+    r = R("ubuntu-latest-8-cores", visibility="public")
+    [a] = [a for a in advise(Runtime(500, 900, 1200), r, 60, visibility="public")
+           if a.message.startswith("Long job")]
+    assert "`ubuntu-latest` (4 cores) is free here" in a.message
+    assert "0.27x" not in a.message

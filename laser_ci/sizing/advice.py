@@ -560,8 +560,8 @@ def _sizing_advice(
         s_ = r["break_even_speedup"]
         if s_ is None:
             parts.append(f"{what} cannot: one billed minute there costs more")
-        elif s_ == 0:
-            parts.append(f"{what} is free here")
+        elif s_ == 0:  # no "0.27x the price": in a public repository it costs nothing
+            parts.append(f"`{r['label']}` ({r['cores']} cores) is free here")
         elif s_ >= 1:
             parts.append(f"{what} must bill at most {r['max_billed_minutes']} min ({s_:g}x faster)")
         else:
