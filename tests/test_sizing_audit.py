@@ -159,3 +159,16 @@ def test_a_free_alternative_is_not_given_a_price_ratio():
            if a.message.startswith("Long job")]
     assert "`ubuntu-latest` (4 cores) is free here" in a.message
     assert "0.27x" not in a.message
+
+
+@pytest.mark.parametrize("rt", [Runtime(5, 10, 20), Runtime(60, 120, 300)])
+def test_a_job_using_docker_on_ubuntu_slim_is_told_it_cannot(rt):
+    """`ubuntu-slim` is a container without Docker: a job with `services:` there got no
+    advice at all."""
+    from laser_ci.sizing.advice import Needs
+
+    out = advise(rt, R("ubuntu-slim"), 10, visibility="private", needs=Needs(docker=True))
+    [a] = [a for a in out if a.kind == "runner"]
+    assert "without Docker" in a.message and a.suggested == {"runs-on": "ubuntu-latest"}
+    assert not [a for a in advise(rt, R("ubuntu-slim"), 10, visibility="private")
+                if "without Docker" in a.message]

@@ -370,6 +370,19 @@ def cheapest_fit(
 def _needs_advice(
     runtime: Runtime, runner: Runner, vis: str, needs: Needs, cat: Catalog, base: list[str]
 ) -> list[Advice]:
+    if needs.docker and runner.container:  # ubuntu-slim: the job's Docker use cannot work
+        std = cat.by_label("ubuntu-latest")
+        label = std.label if std else "ubuntu-latest"
+        return [
+            Advice(
+                "runner",
+                f"`{runner.label}` runs the job in an unprivileged container without Docker: "
+                f"its `container:`, `services:` or Docker commands fail there. Use `{label}`.",
+                {"runs-on": label},
+                tuple(base + ["Docker use read from `container:`, `services:` and `docker` in "
+                              "`run:` steps"]),
+            )
+        ]
     if needs.cores is None and needs.ram_gb is None and not needs.gpu:
         return []
     if runner.os is None:
