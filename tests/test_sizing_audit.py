@@ -172,3 +172,58 @@ def test_a_job_using_docker_on_ubuntu_slim_is_told_it_cannot(rt):
     assert "without Docker" in a.message and a.suggested == {"runs-on": "ubuntu-latest"}
     assert not [a for a in advise(rt, R("ubuntu-slim"), 10, visibility="private")
                 if "without Docker" in a.message]
+
+
+# --- the catalog against GitHub's price list (shared/docs/anchors.md, section 5) ----------
+
+
+def test_every_catalog_price_and_size_is_githubs_2026_list():
+    from laser_ci.sizing.catalog import load_catalog
+
+    cat = load_catalog()
+    assert cat.prices_effective == "2026-01-01"
+    assert dict(cat.included_minutes) == {"free": 2000, "pro": 3000, "free-org": 2000,
+                                          "team": 3000, "enterprise-cloud": 50000}
+    standard = {  # label: (price, public (cores, GB), private (cores, GB))
+        "ubuntu-latest": (0.006, (4, 16), (2, 8)), "ubuntu-24.04": (0.006, (4, 16), (2, 8)),
+        "ubuntu-22.04": (0.006, (4, 16), (2, 8)),
+        "ubuntu-24.04-arm": (0.005, (4, 16), (2, 8)), "ubuntu-22.04-arm": (0.005, (4, 16), (2, 8)),
+        "ubuntu-slim": (0.002, (1, 5), (1, 5)),
+        "windows-latest": (0.010, (4, 16), (2, 8)), "windows-2025": (0.010, (4, 16), (2, 8)),
+        "windows-2025-vs2026": (0.010, (4, 16), (2, 8)), "windows-2022": (0.010, (4, 16), (2, 8)),
+        "windows-11-arm": (0.008, (4, 16), (2, 8)),
+        "macos-latest": (0.062, (3, 7), (3, 7)), "macos-14": (0.062, (3, 7), (3, 7)),
+        "macos-15": (0.062, (3, 7), (3, 7)), "macos-26": (0.062, (3, 7), (3, 7)),
+        "macos-15-intel": (0.062, (4, 14), (4, 14)), "macos-26-intel": (0.062, (4, 14), (4, 14)),
+    }
+    for label, (price, pub, priv) in standard.items():
+        e = cat.by_label(label)
+        assert (e.kind, e.price_per_min, e.public_size, e.private_size) == (
+            "standard", price, pub, priv), label
+    assert cat.by_label("ubuntu-slim").max_job_minutes == 15
+    for label in ("macos-latest-large", "macos-15-large"):
+        assert (cat.by_label(label).price_per_min, cat.by_label(label).public_size) == (0.077, (12, 30))
+    for label in ("macos-latest-xlarge", "macos-15-xlarge"):
+        assert (cat.by_label(label).price_per_min, cat.by_label(label).public_size) == (0.102, (5, 14))
+    larger = {
+        ("linux", "x64"): {2: 0.006, 4: 0.012, 8: 0.022, 16: 0.042, 32: 0.082, 64: 0.162, 96: 0.252},
+        ("windows", "x64"): {4: 0.022, 8: 0.042, 16: 0.082, 32: 0.162, 64: 0.322, 96: 0.552},
+        ("linux", "arm64"): {2: 0.005, 4: 0.008, 8: 0.014, 16: 0.026, 32: 0.050, 64: 0.098},
+        ("windows", "arm64"): {2: 0.008, 4: 0.014, 8: 0.026, 16: 0.050, 32: 0.098, 64: 0.194},
+    }
+    ram = {2: 8, 4: 16, 8: 32, 16: 64, 32: 128, 64: 256, 96: 384}
+    for (os, arch), prices in larger.items():
+        for cores, price in prices.items():
+            e = cat.larger(os, arch, cores)
+            gb = 208 if (arch, cores) == ("arm64", 64) else ram[cores]
+            assert (e.price_per_min, e.public_size) == (price, (cores, gb)), (os, arch, cores)
+    assert cat.larger("linux", "x64", 4, gpu=True).price_per_min == 0.052
+    assert cat.larger("windows", "x64", 4, gpu=True).price_per_min == 0.102
+    assert cat.larger("linux", "x64", 4, gpu=True).public_size == (4, 28)
+    # standard runners (arm64 and ubuntu-slim too) are free in public repositories; larger never
+    from laser_ci.sizing.cost import job_cost
+
+    for label in standard:
+        assert job_cost(61, R(label, visibility="public"), visibility="public") == 0.0
+    for label in ("macos-latest-xlarge", "ubuntu-latest-8-cores", "ubuntu-gpu"):
+        assert job_cost(61, R(label, visibility="public"), visibility="public") > 0
