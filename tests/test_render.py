@@ -173,3 +173,14 @@ def test_folded_messages_that_differ_in_words() -> None:
     assert folded_advice(items) == ("j0", "Use `r0`. Then `x0`. (for j0; the other 2 differ)")
     assert fold_messages(["Costs $1,200.50, 4 cores.", "Costs $0.010, 2 cores.",
                           "Costs $3.10, 4 cores."]) == "Costs $0.010–$1,200.50, 2–4 cores."
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_runner_group_is_shown_in_words_not_as_json(tmp_path: Path) -> None:
+    folder = _write(tmp_path, "on: push\njobs:\n  a:\n    runs-on: {group: big-runners, "
+                              "labels: [linux, x64]}\n    steps: [{run: make}]\n")
+    (row,) = [x for x in _estimate(folder).splitlines() if x.startswith("  a ")]
+    assert "group: big-runners; labels: linux, x64" in row and "{" not in row
+    (md,) = [x for x in _estimate(folder, "--format", "markdown").splitlines()
+             if x.startswith("| a |")]
+    assert "`group: big-runners; labels: linux, x64`" in md

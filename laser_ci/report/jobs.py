@@ -12,7 +12,6 @@ how the instances of one job are grouped. Pure functions over the JSON result of
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,8 +55,9 @@ def runner_label(job: Mapping[str, Any]) -> str:
         return "(reusable: " + str(job["remote_workflow"]) + ")"
     if isinstance(runs_on, list):
         text = ", ".join(str(x) for x in runs_on)
-    elif isinstance(runs_on, dict):
-        text = json.dumps(runs_on, separators=(",", ":"))
+    elif isinstance(runs_on, dict):  # {group, labels}: as the sizing names it
+        text = "; ".join(f"{k}: " + (", ".join(str(x) for x in v) if isinstance(v, list)
+                                     else str(v)) for k, v in runs_on.items())
     else:
         text = "?" if runs_on is None else str(runs_on)
     shown = hide_expressions(text)
