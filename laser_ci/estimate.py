@@ -268,7 +268,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     for wf in workflows:
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
-        jobs, costs = [], []
+        jobs, costs, running = [], [], []
         for job, runtime, (n, source, failures) in zip(wf.jobs, mine,
                                                        warm[i - len(wf.jobs): i], strict=True):
             fields, cost = _size_job(job, runtime, None if others is None
@@ -277,7 +277,10 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
                          "history_failures": None if failures is None else failures.to_json(),
                          **fields})
-            if job.events != ():  # a job whose `if:` is false on every trigger never runs
+            # A job whose `if:` is false on every trigger never runs, and one on a runner
+            # GitHub retired fails without running: neither bills nor takes time.
+            running.append(job.events != () and not fields["runner"].get("retired"))
+            if running[-1]:
                 costs.append(cost)
         past = history.for_workflow(wf.path) if history is not None else None
         counted = ((len(past.runtimes), past.span_days)
@@ -289,7 +292,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         called_only = wf.triggers == ["workflow_call"]
         if not called_only:
             all_totals.append(totals)
-        p50 = [0.0 if job.events == () else r.p50 for job, r in zip(wf.jobs, mine, strict=True)]
+        p50 = [r.p50 if runs else 0.0 for runs, r in zip(running, mine, strict=True)]
         out.append({
             "path": wf.path,
             "name": wf.name,

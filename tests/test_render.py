@@ -184,3 +184,18 @@ def test_a_runner_group_is_shown_in_words_not_as_json(tmp_path: Path) -> None:
     (md,) = [x for x in _estimate(folder, "--format", "markdown").splitlines()
              if x.startswith("| a |")]
     assert "`group: big-runners; labels: linux, x64`" in md
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_job_on_a_retired_runner_takes_no_time_and_costs_nothing(tmp_path: Path) -> None:
+    """GitHub fails a job that asks for a retired label without running it: it is not in
+    the billable time, the critical path or the totals (not counted as unpriced either)."""
+    folder = _write(tmp_path, "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+                              "    steps: [{run: make}]\n  old:\n    runs-on: ubuntu-20.04\n"
+                              "    steps: [{run: make something much longer}]\n")
+    wf = json.loads(_estimate(folder, "--format", "json"))["workflows"][0]
+    a, old = wf["jobs"]
+    assert old["runner"]["retired"] and old["runtime_s"]["p50"] > 0
+    assert wf["billable_s"] == pytest.approx(a["runtime_s"]["p50"], abs=0.1)
+    assert wf["critical_path_s"] == pytest.approx(a["runtime_s"]["p50"], abs=0.1)
+    assert wf["cost_usd"] == a["cost_usd"] and "unpriced" not in json.dumps(wf["cost"])
