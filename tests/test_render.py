@@ -199,3 +199,16 @@ def test_a_job_on_a_retired_runner_takes_no_time_and_costs_nothing(tmp_path: Pat
     assert wf["billable_s"] == pytest.approx(a["runtime_s"]["p50"], abs=0.1)
     assert wf["critical_path_s"] == pytest.approx(a["runtime_s"]["p50"], abs=0.1)
     assert wf["cost_usd"] == a["cost_usd"] and "unpriced" not in json.dumps(wf["cost"])
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_runner_without_a_price_says_why(tmp_path: Path) -> None:
+    """A label no catalog knows: its blank cost cell is explained by a note (the sizing's
+    reason), in the table and the Markdown; a retired label's advice says it instead."""
+    folder = _write(tmp_path, "on: push\njobs:\n  b:\n    runs-on: my-box\n"
+                              "    steps: [{run: make}]\n  c:\n    runs-on: ubuntu-20.04\n"
+                              "    steps: [{run: make}]\n")
+    (line,) = [x for x in _estimate(folder).splitlines() if "no price" in x]
+    assert line.startswith("  note: b: no price: `my-box` is not a GitHub-hosted label")
+    assert any("- **b**: no price: `my-box`" in x
+               for x in _estimate(folder, "--format", "markdown").splitlines())

@@ -72,6 +72,11 @@ def _job_note(job: Mapping[str, Any]) -> str:
         notes.append(events)
     if job.get("remote_workflow"):
         notes.append("remote reusable workflow: its jobs are not read")
+    runner = job.get("runner") or {}
+    set_at_run_time = bool((job.get("run_time") or {}).get("runs-on"))  # said above
+    if (isinstance(runner, Mapping) and runner.get("kind") == "unknown" and runner.get("reason")
+            and not runner.get("retired") and not never_runs(job) and not set_at_run_time):
+        notes.append(f"no price: {runner['reason']}")  # a retired label's advice says why
     return "; ".join(notes)
 
 
