@@ -421,6 +421,9 @@ def test_short_jobs_are_slim_or_merge_candidates():
     assert a.suggested["runs-on"] == "ubuntu-slim"
     assert a.suggested["saves_usd_per_run"] == pytest.approx(0.004)  # $0.006 - $0.002
     assert any("no Docker" in x for x in a.assumptions)
+    # what it checks: all three things estimate._needs_docker reads
+    assert any("`container:`, `services:` and `docker` in `run:` steps" in x
+               for x in a.assumptions)
     pub = advise(short, R("ubuntu-latest", visibility=PUBLIC), visibility=PUBLIC)
     assert "free in a public repository" in next(a for a in pub if a.kind == "slim").message
     assert "merge" in kinds(advise(short, R("ubuntu-latest"), needs=Needs(docker=True)))

@@ -298,7 +298,8 @@ def _short_job_advice(
     notes = base + [
         f"`ubuntu-slim` is a {slim.cores}-vCPU, {slim.ram_gb:g} GB unprivileged container: no "
         "Docker, no nested containers, fewer preinstalled tools, jobs stopped after "
-        f"{slim.max_job_minutes} min; laser-ci only checks `container:` and `services:`",
+        f"{slim.max_job_minutes} min; laser-ci only checks `container:`, `services:` and "
+        "`docker` in `run:` steps",
     ]
     suggested: dict[str, Any] = {"runs-on": slim.label}
     slim_rt = _predict(predict_on, slim.label)
