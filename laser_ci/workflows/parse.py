@@ -272,6 +272,7 @@ class _Reader:
     def __init__(self, files: FileSource) -> None:
         self.files = files
         self.cache: dict[str, LoadResult] = {}
+        self.actions: dict[str, bool] = {}  # local action folder -> has an action file
         self.errors: list[ReadError] = []
         self.budget = MAX_EXPANDED_NODES  # reset for each workflow read
 
@@ -619,8 +620,11 @@ class _Reader:
 
     def has_action(self, uses: str) -> bool:
         base = normalize(uses)
-        return any(self.files.get(f"{base}/{name}" if base else name) is not None
-                   for name in ("action.yml", "action.yaml", "Dockerfile"))
+        if base not in self.actions:  # once per folder: a matrix repeats its steps
+            self.actions[base] = any(
+                self.files.get(f"{base}/{name}" if base else name) is not None
+                for name in ("action.yml", "action.yaml", "Dockerfile"))
+        return self.actions[base]
 
     def read_action(self, step: Step, depth: int, made: bool = False) -> list[Step] | None:
         base = normalize(step.uses or "")
