@@ -469,6 +469,36 @@ def test_names_github_reads_as_literals(name: str, shown: str) -> None:
     assert display_name("j", name, combo, {}) == shown
 
 
+def test_a_matrix_job_that_never_runs_is_one_unexpanded_check() -> None:
+    """GitHub skips a job whose `if:` is false before it expands the matrix: one check, the
+    name as written (`native Z3 (${{ matrix.os }})`, actions/runner#952), a plain name
+    without its suffix. A job that may run on some trigger is expanded as before."""
+    wf, _ = read_text("""
+on: push
+jobs:
+  z3:
+    if: github.event_name == 'release'
+    name: native Z3 (${{ matrix.os }})
+    runs-on: ${{ matrix.os }}
+    strategy: {matrix: {os: [ubuntu-latest, macos-15]}}
+    steps: [{run: make}]
+  plain:
+    if: false
+    runs-on: ubuntu-latest
+    strategy: {matrix: {py: ['3.11', '3.12']}}
+    steps: [{run: make}]
+  runs:
+    if: github.event_name == 'push'
+    runs-on: ubuntu-latest
+    strategy: {matrix: {py: ['3.11', '3.12']}}
+    steps: [{run: make}]
+""")
+    assert wf is not None
+    assert names(wf) == ["native Z3 (${{ matrix.os }})", "plain", "runs (3.11)", "runs (3.12)"]
+    z3 = wf.jobs[0]
+    assert z3.events == () and z3.matrix == {} and z3.run_time == {} and z3.name_parts == ()
+
+
 def test_long_names_are_cut_to_100_characters() -> None:
     name = display_name("j", "x" * 90, {"os": "ubuntu-latest"}, {})
     assert len(name) == 100 and name.endswith("...")

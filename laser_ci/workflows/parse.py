@@ -401,6 +401,12 @@ class _Reader:
             [str(n) for n in needs_raw if isinstance(n, (str, int))]
             if isinstance(needs_raw, list) else [])
         events = self.job_events(job.get("if"), call, bool(needs))
+        # A job whose `if:` is false on every trigger is skipped before its matrix is
+        # expanded: GitHub shows one check, its name as written (actions/runner#952;
+        # `test (${{ matrix.os }})`, or the plain name without a suffix).
+        unexpanded = events == () and raw_matrix is not None and not dynamic
+        if unexpanded:
+            combos, known, shown = [{}], False, []
         # The name all instances share: the matrix unknown, inputs as for any instance.
         group_ctx = {"inputs": call.group_inputs or {}, "github": call.github}
         group_parts = names.name_parts(job_id, job.get("name"), group_ctx,
@@ -423,6 +429,8 @@ class _Reader:
                                      dynamic=dynamic, matrix_refs=matrix_refs)
             runs_on = evaluate_value(job.get("runs-on"), ctx)
             timeout = evaluate_value(job.get("timeout-minutes"), ctx)
+            if unexpanded:  # the name as GitHub shows it: never evaluated, nothing to learn
+                parts = (name,)
             run_time = {"name": names.refs(parts), "runs-on": unknown_refs(runs_on),
                         "matrix": matrix_refs if dynamic else (),
                         "timeout-minutes": unknown_refs(timeout)}
@@ -449,7 +457,7 @@ class _Reader:
                 line=line,
                 with_=_as_dict(written.get("with")),
                 group=group,
-                run_time={k: v for k, v in run_time.items() if v},
+                run_time={} if unexpanded else {k: v for k, v in run_time.items() if v},
                 events=events,
             )
             full = names.join(call.name_prefix, parts) if call.name_prefix else parts
