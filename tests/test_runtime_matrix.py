@@ -323,6 +323,15 @@ jobs:
     jobs = {j["name"]: j for j in result["workflows"][0]["jobs"]}
     assert jobs["e2e"]["runs_on_events"] == ["workflow_dispatch"]
     assert jobs["e2e-or-push"]["runs_on_events"] is None
+    # a called workflow has its caller's `with:` on every event the caller runs on
+    files = {"caller.yml": "on: [push, pull_request]\njobs:\n  call:\n"
+                           "    uses: ./called.yml\n    with: {e2e: true}\n",
+             "called.yml": "on:\n  workflow_call:\n    inputs:\n      e2e: {type: boolean, "
+                           "default: false}\njobs:\n  e2e:\n    if: inputs.e2e\n"
+                           "    runs-on: ubuntu-latest\n    steps: [{run: make e2e}]\n"}
+    caller = estimate_files(files, ["caller.yml"], predictor=MedianPredictor())["workflows"][0]
+    (called,) = caller["jobs"]
+    assert called["name"] == "call / e2e" and called["runs_on_events"] is None
 
 
 # --- expansion rules ------------------------------------------------------------------------

@@ -483,11 +483,13 @@ class _Reader:
             runs = condition(if_, ctx, status=status) is not False
             mine: tuple[str, ...] | None = None if runs else ()
         else:
-            # Only a dispatched (or called) run has inputs: on any other event the
-            # ``inputs`` context is empty, whatever defaults the dispatch form declares.
+            # Only a dispatched (or called) run has inputs: on any other event a top-level
+            # workflow's ``inputs`` context is empty, whatever defaults the dispatch form
+            # declares. A called workflow has its caller's `with:` on every caller event.
+            called = len(call.chain) > 1
             mine = tuple(t for t in call.triggers
-                         if condition(if_, {"inputs": ctx["inputs"] if t in _INPUT_EVENTS
-                                            else FullContext({}),
+                         if condition(if_, {"inputs": ctx["inputs"] if called
+                                            or t in _INPUT_EVENTS else FullContext({}),
                                             "github": {**call.github, "event_name": t}},
                                       status=status) is not False)
             if len(mine) == len(call.triggers):
