@@ -391,3 +391,18 @@ def test_a_name_the_terminal_cannot_encode_is_printed_escaped(tmp_path: Path, fm
         assert json.loads(result.stdout)["workflows"][0]["jobs"][0]["name"] == "测试 🚀"
     else:
         assert "\\u6d4b\\u8bd5 \\U0001f680" in result.stdout
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_an_integer_too_large_for_a_double_is_infinite_not_an_abort(tmp_path: Path) -> None:
+    """GitHub holds numbers as doubles: a 400-digit integer in a name or an exclude is
+    Infinity, not an OverflowError that stopped the whole estimate."""
+    big = "9" * 400
+    (tmp_path / "ci.yml").write_text(
+        "on: push\njobs:\n  b:\n    name: Build ${{ matrix.n }}\n    runs-on: ubuntu-latest\n"
+        f"    strategy:\n      matrix:\n        n: [{big}, 1]\n        exclude: [{{n: 1}}]\n"
+        "    steps: [{run: make}]\n")
+    result = run_estimate(str(tmp_path / "ci.yml"), "--format", "json")
+    assert result.exit_code == 0, result.output
+    (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
+    assert job["name"] == "Build Infinity"

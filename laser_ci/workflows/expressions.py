@@ -189,7 +189,7 @@ def as_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return _g15(float(value))
+        return _g15(_float(value))
     if isinstance(value, str):
         return value
     if isinstance(value, list | tuple):
@@ -197,6 +197,14 @@ def as_string(value: Any) -> str:
     if isinstance(value, Mapping):
         return "Object"
     return to_text(value)
+
+
+def _float(x: int | float) -> float:
+    """``x`` as a double, as GitHub holds every number: an integer too large is infinite."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 def _g15(x: float) -> str:
@@ -213,7 +221,7 @@ def _to_number(v: Any) -> float:
     if isinstance(v, bool):
         return 1.0 if v else 0.0
     if isinstance(v, (int, float)):
-        return float(v)
+        return _float(v)
     if isinstance(v, str):
         s = v.strip()
         if not s:
@@ -231,9 +239,9 @@ def _parse_number(s: str) -> float:
     low = body.lower()
     try:
         if low.startswith("0x"):
-            return sign * float(int(body[2:], 16))
+            return sign * _float(int(body[2:], 16))
         if low.startswith("0o"):
-            return sign * float(int(body[2:], 8))
+            return sign * _float(int(body[2:], 8))
     except ValueError:
         return math.nan
     if body == "Infinity":
@@ -267,7 +275,7 @@ def equal(a: Any, b: Any) -> bool:
         if ka in ("array", "object"):
             return a is b
         if ka == "number":
-            return float(a) == float(b)
+            return _float(a) == _float(b)
         return bool(a == b)
     return _to_number(a) == _to_number(b)
 
