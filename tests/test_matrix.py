@@ -608,3 +608,18 @@ def test_too_complex_reports_error(monkeypatch: pytest.MonkeyPatch) -> None:
     result = expand_matrix(matrix)
     assert result.combos == [{}]
     assert result.error == "matrix is too complex to expand statically"
+
+
+def test_an_include_of_many_keys_on_many_combinations_is_fast() -> None:
+    # each added key was looked up by a scan of the combination's keys: 256 x 3,000 x 3,000
+    matrix = {"v": list(range(256)), "include": [{f"k{i}": 1 for i in range(3000)}]}
+    start = time.perf_counter()
+    result = expand_matrix(matrix)
+    assert time.perf_counter() - start < 2.0
+    assert len(result.combos) == 256 and all(len(c) == 3001 for c in result.combos)
+    assert result.combos[5]["v"] == 5 and result.combos[5]["k2999"] == 1
+
+
+def test_an_include_key_differing_only_in_case_overwrites_the_added_one() -> None:
+    result = expand_matrix({"os": ["a"], "include": [{"Big": 1}, {"BIG": 2}]})
+    assert result.combos == [{"os": "a", "Big": 2}]

@@ -96,11 +96,10 @@ def _matches(wanted: Any, value: Any) -> bool:
     return equal(wanted, value)
 
 
-def _put(combo: dict[str, Any], key: str, value: Any) -> None:
+def _put(combo: dict[str, Any], index: dict[str, str], key: str, value: Any) -> None:
     """Set ``combo[key]``, overwriting a key that differs only in case (GitHub's keys are
-    case-insensitive, the first spelling kept)."""
-    folded = key.lower()
-    same = next((k for k in combo if k.lower() == folded), key)
+    case-insensitive, the first spelling kept); ``index``: ``combo``'s keys by lower case."""
+    same = index.setdefault(key.lower(), key)
     combo[same] = value
 
 
@@ -336,10 +335,11 @@ def _expand(matrix: Any) -> MatrixExpansion:
         total = survivors + len(new)
         originals = list(space.first(MAX_COMBINATIONS))
         for combo in originals:
+            index = {k.lower(): k for k in combo}
             for f, extra in filters:
                 if all(_matches(v, combo[k]) for k, v in f.items()):
                     for k, v in extra.items():
-                        _put(combo, k, v)
+                        _put(combo, index, k, v)
 
     vector_keys = tuple(k for k, _ in vectors)
     combos = (originals + new)[:MAX_COMBINATIONS]
