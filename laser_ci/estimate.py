@@ -419,7 +419,8 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     targets, errors = workflow_targets(paths, root)
     if profile is None:
         profile = profile_dir(root)
-    result = estimate_files(DiskFiles(root), targets, predictor=predictor, profile=profile,
+    files = DiskFiles(root, known_root=bool(repo_root) or None)
+    result = estimate_files(files, targets, predictor=predictor, profile=profile,
                             model_dir=model_dir, sizing=sizing, history=history)
     # A file can be both a target and read by another (a called workflow): one line each.
     both = [e.to_json() for e in errors] + result["errors"]

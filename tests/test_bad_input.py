@@ -406,3 +406,14 @@ def test_an_integer_too_large_for_a_double_is_infinite_not_an_abort(tmp_path: Pa
     assert result.exit_code == 0, result.output
     (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
     assert job["name"] == "Build Infinity"
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_loose_workflow_file_is_not_told_its_local_actions_are_missing(tmp_path: Path) -> None:
+    """A workflow file outside any repository (no .github above it): the root is a guess,
+    so its ./ actions are not known to be missing; with --repo-root they are."""
+    (tmp_path / "ci.yml").write_text("on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n"
+                                     "    steps:\n      - uses: ./.github/actions/setup\n")
+    assert run_estimate(str(tmp_path / "ci.yml")).exit_code == 0
+    given = run_estimate(str(tmp_path / "ci.yml"), "--repo-root", str(tmp_path))
+    assert given.exit_code == 1 and "local action ./.github/actions/setup not found" in given.stderr

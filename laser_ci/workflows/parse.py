@@ -95,8 +95,15 @@ class FileSource(Protocol):
 class DiskFiles:
     """Repo-relative file access under ``root``; never escapes it, reads at most MAX_BYTES+1."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, known_root: bool | None = None) -> None:
         self.root = Path(root).resolve()
+        # Whether ``root`` is a repository's root (given, or it holds ``.github``), not a
+        # guess: only then is a ``./`` action that is not there known to be missing.
+        try:
+            self.known_root = (known_root if known_root is not None
+                               else (self.root / ".github").is_dir())
+        except _PATH_ERRORS:
+            self.known_root = False
 
     def get(self, path: str, /) -> bytes | None:
         try:
@@ -619,7 +626,8 @@ class _Reader:
             )
             if step.uses and step.uses.startswith("./") and depth < MAX_ACTION_DEPTH:
                 step.composite = self.read_action(step, depth, made)
-                if not made and not has_expression(step.uses) and not self.has_action(step.uses):
+                if (not made and getattr(self.files, "known_root", True)
+                        and not has_expression(step.uses) and not self.has_action(step.uses)):
                     self.error(path, _line(raw, "uses") or line,
                                f"local action {step.uses} not found: no action.yml, "
                                "action.yaml or Dockerfile there (GitHub fails the job at "
@@ -751,5 +759,6 @@ def read_paths(paths: Sequence[str], repo_root: str | None = None
     paths = list(paths) or [".github/workflows"]
     root = root_of(paths, repo_root)
     targets, errors = workflow_targets(paths, root)
-    workflows, read_errors = read_workflows(DiskFiles(root), targets)
+    workflows, read_errors = read_workflows(DiskFiles(root, known_root=bool(repo_root) or None),
+                                            targets)
     return workflows, errors + read_errors
