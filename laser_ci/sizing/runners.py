@@ -278,7 +278,7 @@ def _resolve_labels(
             guessed=True,
         )
     r = _resolve_label(lower[0], display, vis, cat)
-    if group and r.kind == "github-hosted":
+    if group and (r.kind == "github-hosted" or r.retired):
         # runner groups hold larger and self-hosted runners, never the standard ones: a
         # runner of the group that carries this label is one of those, of unknown size
         return Runner(
