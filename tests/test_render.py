@@ -212,3 +212,15 @@ def test_a_runner_without_a_price_says_why(tmp_path: Path) -> None:
     assert line.startswith("  note: b: no price: `my-box` is not a GitHub-hosted label")
     assert any("- **b**: no price: `my-box`" in x
                for x in _estimate(folder, "--format", "markdown").splitlines())
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_group_leaves_out_its_instances_on_retired_runners(tmp_path: Path) -> None:
+    """As the workflow's totals do: not in the group's sum, slowest or cost, nor unpriced."""
+    folder = _write(tmp_path, "on: push\njobs:\n  t:\n    runs-on: ${{ matrix.os }}\n"
+                              "    strategy:\n      matrix:\n        os: [ubuntu-20.04, ubuntu-latest]\n"
+                              "        py: ['3.10', '3.11', '3.12', '3.13']\n    steps: [{run: make}]\n")
+    wf = json.loads(_estimate(folder, "--format", "json"))["workflows"][0]
+    (group,) = grouped(wf["jobs"])
+    assert group.total_s == pytest.approx(wf["billable_s"], abs=0.5)
+    assert group.unpriced == 0 and group.cost_usd == pytest.approx(wf["cost_usd"])

@@ -44,6 +44,7 @@ from laser_ci.report.jobs import (
     GROUP_MIN,
     NEVER_RUNS_COST,
     Group,
+    bills,
     events_words,
     failed_runs,
     grouped,
@@ -468,7 +469,7 @@ def _group_history(members: Sequence[JobDiff]) -> str:
 
 def _group_row(members: Sequence[JobDiff], *, compare: bool, folded: bool) -> list[str]:
     heads = [m.head for m in members if m.head is not None]
-    running = [j for j in heads if not never_runs(j)]  # as the billable time counts
+    running = [j for j in heads if bills(j)]  # as the billable time counts
     total = sum(x for j in running if (x := _p50(j)) is not None)
     slowest = max((_p50(j) or 0.0 for j in running), default=None)
     new = sum(1 for m in members if m.status == "new")
@@ -480,7 +481,7 @@ def _group_row(members: Sequence[JobDiff], *, compare: bool, folded: bool) -> li
     row = [name, f"Σ {_dur(total) if heads else '–'}",
            f"slowest {_dur(slowest)}" if heads else "–"]
     if compare:
-        base = sum(x for m in members if m.base is not None and not never_runs(m.base)
+        base = sum(x for m in members if m.base is not None and bills(m.base)
                    and (x := _p50(m.base)) is not None)
         row.append(_delta(total - base) if any(m.base is not None for m in members)
                    else "new job")

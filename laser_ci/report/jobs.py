@@ -116,6 +116,13 @@ def never_runs(job: Mapping[str, Any]) -> bool:
     return job.get("runs_on_events") == []
 
 
+def bills(job: Mapping[str, Any]) -> bool:
+    """Whether the job takes time and costs when the workflow runs: not one that never runs,
+    nor one on a runner label GitHub retired (it fails without running), as the totals."""
+    runner = job.get("runner")
+    return not never_runs(job) and not (isinstance(runner, Mapping) and runner.get("retired"))
+
+
 def events_words(job: Mapping[str, Any]) -> str:
     events = job.get("runs_on_events")
     if events is None:
@@ -150,7 +157,7 @@ class Group:
 
     def p50s(self) -> list[float]:
         """The medians of the instances that run (as the workflow's billable time counts)."""
-        return [x for j in self.jobs if not never_runs(j) and (x := _p50(j)) is not None]
+        return [x for j in self.jobs if bills(j) and (x := _p50(j)) is not None]
 
     @property
     def total_s(self) -> float:
@@ -158,21 +165,21 @@ class Group:
 
     @property
     def slowest(self) -> Mapping[str, Any] | None:
-        timed = [j for j in self.jobs if not never_runs(j) and _p50(j) is not None]
+        timed = [j for j in self.jobs if bills(j) and _p50(j) is not None]
         return max(timed, key=lambda j: _p50(j) or 0.0) if timed else None
 
     @property
     def cost_usd(self) -> float | None:
         """The summed cost of the priced instances that run (the totals leave out those
         that never run); None when none has a price."""
-        costs = [c for j in self.jobs if not never_runs(j)
+        costs = [c for j in self.jobs if bills(j)
                  and isinstance(c := j.get("cost_usd"), (int, float))]
         return sum(costs) if costs else None
 
     @property
     def unpriced(self) -> int:
         """How many instances that run have no price (left out of :attr:`cost_usd`)."""
-        return sum(1 for j in self.jobs if not never_runs(j)
+        return sum(1 for j in self.jobs if bills(j)
                    and not isinstance(j.get("cost_usd"), (int, float)))
 
     def cost_words(self, usd: Callable[[float], str]) -> str:
