@@ -224,3 +224,14 @@ def test_a_group_leaves_out_its_instances_on_retired_runners(tmp_path: Path) -> 
     (group,) = grouped(wf["jobs"])
     assert group.total_s == pytest.approx(wf["billable_s"], abs=0.5)
     assert group.unpriced == 0 and group.cost_usd == pytest.approx(wf["cost_usd"])
+
+
+@pytest.mark.parametrize(("messages", "folded"), [
+    (["Runs (1.5x faster).", "Runs (2.5x faster).", "Runs (1.25x faster)."],
+     "Runs (1.25x–2.5x faster)."),
+    (["A (0.27x the price) on `ubuntu-22.04`.", "A (1.27x the price) on `ubuntu-22.04`."],
+     "A (0.27x–1.27x the price) on `ubuntu-22.04`."),
+])
+def test_folded_multipliers_are_whole_numbers(messages: list[str], folded: str) -> None:
+    # `1.5x` was read as the number 1 followed by `.5x`: '(1–2.5x faster)'
+    assert fold_messages(messages) == folded

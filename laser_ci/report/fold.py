@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 # a number standing on its own (not part of a name like `ubuntu-22.04` or p90), with its $
-_NUMBER = re.compile(r"(?<![\w.\-$])\$?\d+(?:,\d{3})*(?:\.\d+)?(?![\w\-])")
+# or its x (`1.5x faster`); never the start of one (`1` of `1.5x`)
+_NUMBER = re.compile(r"(?<![\w.\-$])\$?\d+(?:,\d{3})*(?:\.\d+)?x?(?![\w\-]|\.\d)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
 MAX_PARTIAL = 2  # sentences only some messages have, beyond which the messages "differ"
 
 
 def _value(token: str) -> float:
-    return float(token.lstrip("$").replace(",", ""))
+    return float(token.lstrip("$").rstrip("x").replace(",", ""))
 
 
 def _template(sentence: str) -> tuple[str, list[str]]:
