@@ -288,6 +288,10 @@ def test_summarize_and_monthly_projection():
     j = t.to_json()
     assert j["cost_usd"] == 0.074 and j["cost"]["runs_per_month"] == 100
     assert j["cost"]["unknown_jobs"] == 1 and j["cost"]["monthly_cost_usd"] == 7.4
+    # the note gives the count the projection used: 2.5, not 2 (nor 0.4 as 0)
+    for given, words in ((2.5, "x 2.5 runs per month"), (0.4, "x 0.4 runs per month"),
+                         (1234, "x 1,234 runs per month")):
+        assert any(words in a for a in summarize(costs, runs=given).assumptions), given
     pub = summarize([cost_job(rt, R("ubuntu-latest", visibility=PUBLIC), visibility=PUBLIC)])
     assert pub.cost_usd == 0 and pub.if_private_usd == 0.012 and pub.monthly_cost_usd is None
     both = combine([t, pub])

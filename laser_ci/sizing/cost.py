@@ -234,7 +234,8 @@ def summarize(costs: Iterable[JobCost], *, runs: MonthlyRuns | float | None = No
     monthly = None
     if runs is not None and not unknown:
         monthly = round(total * runs.runs, 6)
-        notes.append(f"monthly projection: cost per run x {runs.runs:.0f} runs per month; {runs.basis}")
+        notes.append(f"monthly projection: cost per run x {_runs(runs.runs):,} runs per month; "
+                     f"{runs.basis}")
     return Totals(
         jobs=len(costs),
         priced_jobs=len(priced),
