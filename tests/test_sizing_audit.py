@@ -138,15 +138,18 @@ def test_a_standard_label_in_a_runner_group_is_not_priced_as_the_standard_runner
     assert R({"labels": "ubuntu-latest"}).sku == "linux"  # no group: the standard runner
 
 
-@pytest.mark.parametrize("cron", ["* * * * *", "*/2 * * * *"])
-def test_a_cron_more_often_than_every_5_minutes_counts_githubs_shortest_interval(cron):
+@pytest.mark.parametrize(("cron", "per_hour"), [
+    ("* * * * *", 12), ("*/2 * * * *", 10),  # 0, 6, ..., 54: each 5 or more after the last
+    ("0-4 * * * *", 1), ("0,58 * * * *", 1),  # 58 is 2 minutes before the next hour's 0
+])
+def test_a_cron_more_often_than_every_5_minutes_counts_githubs_shortest_interval(cron, per_hour):
     """GitHub runs a schedule at most once every 5 minutes: `* * * * *` was 43,834 runs a
-    month (5x the cost), and the basis did not say it was capped."""
+    month (5x the cost), and the basis did not say it was capped; `0-4` counted 5 an hour."""
     from laser_ci.sizing.schedule import cron_runs_per_month, monthly_runs_from_triggers
 
-    assert cron_runs_per_month(cron) == pytest.approx(12 * 24 * 30.44)
+    assert cron_runs_per_month(cron) == pytest.approx(per_hour * 24 * 30.44)
     m = monthly_runs_from_triggers(["schedule"], {"schedule": [{"cron": cron}]})
-    assert m.runs == pytest.approx(12 * 24 * 30.44)
+    assert m.runs == pytest.approx(per_hour * 24 * 30.44)
     assert "at most one run every 5 minutes" in m.basis
     plain = monthly_runs_from_triggers(["schedule"], {"schedule": [{"cron": "*/15 * * * *"}]})
     assert "5 minutes" not in plain.basis

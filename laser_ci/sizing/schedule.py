@@ -71,9 +71,16 @@ def cron_runs_per_month(cron: str) -> float | None:
 
 
 def _per_hour(minutes: set[int]) -> int:
-    """Runs an hour of these minutes: at most 12, as GitHub runs a schedule at most once every
-    5 minutes (``* * * * *`` runs about 12 times an hour, not 60)."""
-    return min(len(minutes), 60 // MIN_INTERVAL_MINUTES)
+    """Runs an hour of these minutes, as GitHub runs a schedule at most once every 5 minutes:
+    each minute at least 5 after the last one run, round the hour (``* * * * *``: 12 an
+    hour, not 60; ``0-4 * * * *``: 1, not 5)."""
+    kept: list[int] = []
+    for m in sorted(minutes):
+        if not kept or m - kept[-1] >= MIN_INTERVAL_MINUTES:
+            kept.append(m)
+    if len(kept) > 1 and kept[0] + 60 - kept[-1] < MIN_INTERVAL_MINUTES:
+        kept.pop()  # too close to the next hour's first run
+    return len(kept)
 
 
 def _more_often_than_github_runs(cron: str) -> bool:
