@@ -297,6 +297,41 @@ jobs:
     assert "note: nightly-only: its `if:` is false on every trigger: it never runs" in table
 
 
+def test_a_job_that_needs_one_that_never_runs_never_runs_unless_its_if_says_so() -> None:
+    """GitHub skips a job whose needs were skipped (the implicit success() is false), unless
+    its `if:` calls a status function; the chain is followed."""
+    from laser_ci.estimate import estimate_files
+
+    files = {"w.yml": """
+on: push
+jobs:
+  release:
+    if: github.event_name == 'release'
+    runs-on: ubuntu-latest
+    steps: [{run: make release}]
+  publish:
+    needs: release
+    runs-on: ubuntu-latest
+    steps: [{run: make publish}]
+  announce:
+    needs: publish
+    if: github.ref == 'refs/heads/main'
+    runs-on: ubuntu-latest
+    steps: [{run: make announce}]
+  report:
+    needs: [release]
+    if: ${{ always() }}
+    runs-on: ubuntu-latest
+    steps: [{run: make report}]
+"""}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    wf = result["workflows"][0]
+    events = {j["name"]: j["runs_on_events"] for j in wf["jobs"]}
+    assert events == {"release": [], "publish": [], "announce": [], "report": None}
+    (report,) = [j for j in wf["jobs"] if j["name"] == "report"]
+    assert wf["billable_s"] == pytest.approx(report["runtime_s"]["p50"], abs=0.1)
+
+
 def test_a_dispatch_input_is_empty_on_other_events() -> None:
     """Only a dispatched run has ``inputs``: on push, ``inputs.e2e`` is empty even though the
     dispatch form defaults it to true (GitHub docs, Contexts: inputs), so a job gated on it

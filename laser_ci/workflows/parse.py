@@ -197,6 +197,25 @@ def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
     return inputs
 
 
+def _skip_after_skipped(jobs: Sequence[JobInstance]) -> None:
+    """A job that needs one that never runs never runs either, unless its ``if:`` asks for
+    it with a status function (``always()``, ``!cancelled()``): GitHub skips it, as the
+    implicit ``success()`` is false after a skipped job."""
+    by_id: dict[str, list[JobInstance]] = {}
+    for job in jobs:
+        by_id.setdefault(job.id, []).append(job)
+    after_skip = {"success": False, "failure": False, "cancelled": False}
+    changed = True
+    while changed:
+        never = {i for i, same in by_id.items() if all(j.events == () for j in same)}
+        changed = False
+        for job in jobs:
+            if job.events != () and any(n in never for n in job.needs) and (
+                    job.if_ is None or condition(job.if_, {}, status=after_skip) is False):
+                job.events = ()
+                changed = True
+
+
 def _kind_of(value: Any) -> str:
     """A YAML value's kind in words."""
     if isinstance(value, list):
@@ -351,6 +370,7 @@ class _Reader:
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
                                               github=_github_context(triggers)))
+        _skip_after_skipped(wf.jobs)
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
