@@ -817,3 +817,42 @@ def test_fake_github_serves_pygithub_under_a_ghes_prefix():
         with pytest.raises(GithubException) as e:
             bad.get_repo(REPO)
         assert e.value.status == 401
+
+
+def test_re_runs_rewrite_the_runs_file_once_a_call_and_a_kill_keeps_one_row(tmp_path, monkeypatch):
+    """A merge during a call appends (a re-run's new row beside the old); the call's last
+    merge keeps each run's last row. The runs file was rewritten at every merge that held a
+    re-run (70 s for 500 runs on a 20,000-run folder). A call killed between the two leaves
+    both rows; the next call keeps the newer."""
+    def row(i: int, attempt: int) -> dict:
+        return {"id": f"r{i}", "repo": "o/r", "attempts": attempt, "files": {}}
+
+    store = collect_mod.Store(tmp_path)
+    for i in range(30):
+        store.add_run(row(i, 1), {})
+    store.merge()
+    store.close()
+    rewrites = []
+    real = collect_mod.Store._fold
+
+    def counting(self, name, lines, final=True):
+        if name == "runs" and self.replaced and final:
+            rewrites.append(len(lines))
+        return real(self, name, lines, final)
+
+    monkeypatch.setattr(collect_mod.Store, "_fold", counting)
+    store = collect_mod.Store(tmp_path)
+    for i in range(0, 30, 5):  # six re-runs over three merges of 25 (two periodic, one final)
+        store.add_run(row(i, 2), {})
+    for i in range(30, 74):
+        store.add_run(row(i, 1), {})
+    store.close()  # killed before its last merge: staging stays for recovery
+    assert rewrites == []  # the periodic merges only appended
+    runs = read(tmp_path, "runs")
+    assert len(runs) > len({r["id"] for r in runs})  # both rows of a re-run, for now
+    store = collect_mod.Store(tmp_path)  # the next call recovers and keeps the newer rows
+    store.merge()
+    store.close()
+    runs = read(tmp_path, "runs")
+    assert len(runs) == len({r["id"] for r in runs}) == 74
+    assert {r["id"]: r["attempts"] for r in runs}["r5"] == 2 and len(rewrites) >= 1

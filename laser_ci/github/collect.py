@@ -304,6 +304,8 @@ class Store:
         self.blob_ids: set[str] = set()
         self.corpus: set[tuple[str, str, str]] = set()
         for row in self._read_gz("runs"):
+            if str(row.get("id")) in self.run_ids:  # a re-run appended by a merge before a
+                self.replaced.add(str(row.get("id")))  # kill: the next final merge keeps one
             self.run_ids.add(str(row.get("id")))
             self.attempts[str(row.get("id"))] = _attempt(row.get("attempts"))
             self.repos.add(str(row.get("repo")))
@@ -400,18 +402,32 @@ class Store:
         """Whether ``row`` is a later attempt of a run the folder holds (a re-run)."""
         return key in self.attempts and _attempt(row.get("attempts")) > self.attempts[key]
 
-    def _fold(self, name: str, lines: list[str]) -> None:
-        """Add ``lines`` to the .gz file; for runs, drop the rows re-runs replace."""
-        if name != "runs" or not self.replaced:
+    def _fold(self, name: str, lines: list[str], final: bool = True) -> None:
+        """Add ``lines`` to the .gz file. For runs, a ``final`` fold also drops the rows
+        re-runs replace (of each such id the last row: its newest attempt); the merges
+        during a call only append, so the file is rewritten once a call, not once a merge."""
+        if name != "runs" or not self.replaced or not final:
             self._append_gz(name, lines)
             return
         path = self._gz(name)
+        new = [json.loads(ln) for ln in lines if ln.strip()]
+        # the row each replaced id keeps: its last, in the file then the new lines
+        last: dict[str, int] = {}
+        for i, row in enumerate(self._read_gz(name)):
+            if str(row.get("id")) in self.replaced:
+                last[str(row.get("id"))] = i
+        for row in new:
+            last.pop(str(row.get("id")), None)  # a new line is later than the file's rows
         tmp = path.with_name(f".{path.name}.tmp")
         with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-            for row in self._read_gz(name):
-                if str(row.get("id")) not in self.replaced:
-                    out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
-            out.write("".join(lines).encode("utf-8"))
+            new_ids = {str(row.get("id")) for row in new}
+            for i, row in enumerate(self._read_gz(name)):
+                key = str(row.get("id"))
+                if key in self.replaced and (key in new_ids or last.get(key) != i):
+                    continue
+                out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+            for row in new:
+                out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
             out.close()
             raw.flush()
             os.fsync(raw.fileno())
@@ -462,7 +478,7 @@ class Store:
         self.repos.add(str(row["repo"]))
         self.pending += 1
         if self.pending >= MERGE_EVERY:
-            self.merge()
+            self.merge(final=False)
         return len(blobs)
 
     def close(self) -> None:
@@ -474,8 +490,9 @@ class Store:
             self._lock.close()
             self._lock = None
 
-    def merge(self) -> None:
-        """Fold staging into the .gz files, then save the state."""
+    def merge(self, final: bool = True) -> None:
+        """Fold staging into the .gz files, then save the state; ``final`` (the end of a
+        call) also drops the rows that re-runs replaced."""
         for fh in self._handles.values():
             fh.close()
         self._handles.clear()
@@ -483,8 +500,10 @@ class Store:
             part = self._part(name)
             if part.exists():
                 text = part.read_text(encoding="utf-8")
-                self._fold(name, [ln + "\n" for ln in text.split("\n") if ln.strip()])
+                self._fold(name, [ln + "\n" for ln in text.split("\n") if ln.strip()], final)
                 part.unlink()
+            elif name == "runs" and final and self.replaced:  # re-runs merged, not yet dropped
+                self._fold(name, [], final)
         for name in FILES:  # a call that found no runs still leaves a folder readers take
             if not self._gz(name).exists():
                 self._append_gz(name, [""])
