@@ -19,15 +19,22 @@ def post_comment(gh: Any, repo: Any, number: int, body: str, problems: list[str]
     """Creates or edits the one sticky comment. A 403 that is not a rate limit (a fork's
     read-only token) is a notice; any other failure, HTTP or network, is a problem and a
     warning, never an exception: the estimate is reported in the job summary either way."""
+    from github import GithubException
+
     issue = repo.get_issue(number)
     creating = False
     try:
         mine = _own_comments(gh, issue, marker)
-        if mine:
+        if mine and mine[0].body == body:
             existing = mine[0]
-            if existing.body == body:
-                return {"status": "unchanged", "id": existing.id, "url": existing.html_url}
-            existing.edit(body)
+            return {"status": "unchanged", "id": existing.id, "url": existing.html_url}
+        for existing in mine:
+            try:
+                existing.edit(body)
+            except GithubException as exc:
+                if exc.status != 404:
+                    raise
+                continue  # deleted since it was listed (by hand, or by a run beside this one)
             click.echo(f"laser-ci: updated comment {existing.html_url}")
             return {"status": "updated", "id": existing.id, "url": existing.html_url}
         creating = True
