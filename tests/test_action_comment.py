@@ -37,3 +37,29 @@ def test_a_comment_deleted_before_its_edit_is_posted_again(tmp_path, github, mon
     assert _comment_status(tmp_path) == {"status": "created", "id": comment["id"],
                                          "url": comment["html_url"]}
     assert len(github.requests_to(r"/issues/comments/\d+$", method="PATCH")) == 1
+
+
+def test_a_comment_that_quotes_the_marker_is_not_the_sticky_one(tmp_path, github,
+                                                                   monkeypatch):
+    # every workflow's GITHUB_TOKEN comments as github-actions[bot]: another workflow's
+    # comment that quotes the PR's description (which holds the marker, pasted or planted)
+    # was taken for laser-ci's own and overwritten
+    quoting = "Thanks for the PR! You wrote:\n\n> see the timings below\n> " + MARKER + "\n"
+    github.add_comment(REPO, NUMBER, quoting, user=BOT)
+    github.inject_forbidden(r"^/user$", times=None)  # as GitHub answers a GITHUB_TOKEN
+    result = _invoke(_env(tmp_path, github), monkeypatch)
+
+    assert result.exit_code == 0, result.output
+    other, mine = github.comments(REPO, NUMBER)
+    assert other["body"] == quoting
+    assert mine["body"].startswith(MARKER) and mine["user"]["login"] == BOT["login"]
+    assert _comment_status(tmp_path)["status"] == "created"
+    assert github.requests_to(r"/issues/comments/\d+$", method="PATCH") == []
+
+    # and the next run edits its own comment, not the quoting one
+    mine_id = mine["id"]
+    github.issue_comments[(REPO, NUMBER)][1]["body"] += "\nan older report"
+    assert _invoke(_env(tmp_path, github), monkeypatch).exit_code == 0
+    assert [c["body"] == quoting for c in github.comments(REPO, NUMBER)] == [True, False]
+    assert [r.path.rsplit("/", 1)[-1] for r in
+            github.requests_to(r"/issues/comments/\d+$", method="PATCH")] == [str(mine_id)]

@@ -72,8 +72,10 @@ def _look_again(gh: Any, issue: Any, body: str, marker: str) -> Any:
 
 
 def _own_comments(gh: Any, issue: Any, marker: str) -> list[Any]:
-    """The marked comments written by this token's user (GITHUB_TOKEN: github-actions[bot])."""
-    marked = [c for c in issue.get_comments() if marker in (c.body or "")]
+    """The marked comments written by this token's user (GITHUB_TOKEN: github-actions[bot]).
+    The marker is their first line: another comment of that user (any workflow's
+    ``GITHUB_TOKEN`` is github-actions[bot]) may quote it further down."""
+    marked = [c for c in issue.get_comments() if (c.body or "").lstrip().startswith(marker)]
     if not marked:
         return []
     from github import GithubException
