@@ -226,29 +226,42 @@ def run(settings: Settings, *, predictor: Any = None) -> int:
     except Exception as exc:  # noqa: BLE001 - advisory tool: report, never crash the job
         message = f"laser-ci could not estimate the workflows: {describe(exc)}"
         emit("error" if settings.fail_on_error else "warning", message)
-        append_summary(settings.step_summary, f"### ⏱️ laser-ci\n\n{message}\n")
+        _write("the job summary", append_summary, settings.step_summary,
+               f"### ⏱️ laser-ci\n\n{message}\n", problems=problems)
         return 1 if settings.fail_on_error else 0
 
     problems += outcome.problems
     annotate(outcome.result)
     result = outcome.result
     result["comment"] = outcome.comment
-    write_json(settings.json_path, result)
+    _write("the JSON result", write_json, settings.json_path, result, problems=problems)
     t = totals(result)
-    write_outputs(settings.output,
+    _write("the step outputs", write_outputs, settings.output,
         {
             "json": str(settings.json_path),
             "total-billable-minutes": f"{t.billable_s / 60:.1f}",
             "critical-path-minutes": f"{t.critical_path_s / 60:.1f}",
         },
+        problems=problems,
     )
-    append_summary(settings.step_summary, outcome.markdown)
+    _write("the job summary", append_summary, settings.step_summary, outcome.markdown,
+           problems=problems)
     for e in result.get("errors") or ():
         problems.append(f"{e.get('path')}: {e.get('message')}")
     if problems and settings.fail_on_error:
         emit("error", f"laser-ci: {len(problems)} problem(s); fail-on-error is true")
         return 1
     return 0
+
+
+def _write(what: str, write: Any, *args: Any, problems: list[str]) -> None:
+    """``write(*args)``; a file the runner named that cannot be written (its folder gone,
+    a full disk) is one warning and a problem, not a traceback: the rest is still written."""
+    try:
+        write(*args)
+    except OSError as exc:
+        problems.append(f"could not write {what}: {exc}")
+        emit("warning", f"laser-ci could not write {what}: {exc}")
 
 
 def _workflows_input(value: str | None) -> str:
