@@ -245,37 +245,59 @@ def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, 
     return [(score, name, folder) for _tier, score, _prior, name, folder in out]
 
 
-def _load_folder(folder: Path) -> dict[str, Predictor]:
+def _load_folder(folder: Path, errors: list[str] | None = None) -> dict[str, Predictor]:
+    """The predictors of ``folder``; why a family could not be loaded is printed, or added
+    to ``errors`` when given."""
     out: dict[str, Predictor] = {}
     for family, (detect, loader) in FAMILIES.items():
         if detect(folder):
             try:
                 out.update(loader(folder))
             except Exception as exc:
-                print(f"laser-ci: cannot load {family} from {folder}: {exc}", file=sys.stderr)
+                message = f"cannot load {family} from {folder}: {exc}"
+                if errors is None:
+                    print(f"laser-ci: {message}", file=sys.stderr)
+                else:
+                    errors.append(message)
     return out
 
 
 def load_predictor(model_dir: str | os.PathLike[str] | None = None) -> Predictor:
     """The best shipped predictor (see the module doc). Only the winner's folder is loaded.
 
-    Raises :class:`ModelNotFoundError` (one readable line) when the folder holds no
-    predictor: a made-up constant is never passed off as a prediction.
+    Each folder is loaded at most once. Raises :class:`ModelNotFoundError` (one readable
+    line: why its folders could not be loaded, or that it has none) when the folder holds
+    no predictor: a made-up constant is never passed off as a prediction. When one loads,
+    why another family could not is printed once, as a warning.
     """
     loaded: dict[Path, dict[str, Predictor]] = {}
-    for _score, name, folder in _ranked(model_dir):
+    errors: list[str] = []
+
+    def load(folder: Path) -> dict[str, Predictor]:
         if folder not in loaded:
-            loaded[folder] = _load_folder(folder)
-        if name in loaded[folder]:
-            return loaded[folder][name]
-    preds = available_predictors(model_dir)
+            loaded[folder] = _load_folder(folder, errors)
+        return loaded[folder]
+
+    def found(predictor: Predictor) -> Predictor:
+        for message in errors:
+            print(f"laser-ci: {message}", file=sys.stderr)
+        return predictor
+
+    for _score, name, folder in _ranked(model_dir):
+        if name in load(folder):
+            return found(loaded[folder][name])
+    preds: dict[str, Predictor] = {}
+    for folder in _folders(model_dir):
+        preds.update(load(folder))  # a broken family must not hide the others
     name = best_name(model_dir, set(preds))
     if name is not None:
-        return preds[name]
+        return found(preds[name])
     for fallback in ("tabular", "history-median", "text-linear", "median"):
         if fallback in preds:
-            return preds[fallback]
+            return found(preds[fallback])
     if preds:
-        return next(iter(preds.values()))
+        return found(next(iter(preds.values())))
+    if errors:
+        raise ModelNotFoundError("; ".join(errors))
     raise ModelNotFoundError(f"no model found in {_model_dir(model_dir)} (expected baselines/ "
                              "or a language model folder; see --model)")
