@@ -98,3 +98,21 @@ def test_a_broken_family_beside_a_good_one_is_one_warning(tmp_path: Path) -> Non
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and "cannot load baselines" in lines[0], lines
     assert "predictor: laser-lm" in result.stdout
+
+
+@pytest.mark.parametrize("card", [
+    {"predictors": [1]},
+    {"predictors": "tabular"},
+    {"best": ["tabular"]},
+    {"best": {"name": "tabular"}},
+])
+def test_a_card_of_the_wrong_shape_is_ignored(tmp_path: Path, card: Any) -> None:
+    """A card.json that is JSON but not of the card's shape counts as no card, as one that
+    is not JSON does: it stopped the estimate ('list' object has no attribute 'items',
+    unhashable type: 'list'), naming no file."""
+    baselines = tmp_path / "baselines"
+    shutil.copytree(SHIPPED_BASELINES, baselines)
+    (baselines / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    result = estimate("--model", str(baselines))
+    assert result.exit_code == 0, result.output
+    assert "predictor: tabular" in result.stdout

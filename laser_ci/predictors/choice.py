@@ -170,7 +170,7 @@ def best_name(model_dir: str | os.PathLike[str] | None, names: set[str]) -> str 
     if ranked:
         return ranked[0][1]
     for card in cards.values():
-        if card.get("best") in names:
+        if isinstance(card.get("best"), str) and card["best"] in names:
             return str(card["best"])
     return None
 
@@ -233,7 +233,8 @@ def _ranked(model_dir: str | os.PathLike[str] | None) -> list[tuple[float, str, 
             challenger = name not in BASELINES  # the language model
             tier = 1 if challenger and lags_baselines(heads.get(name, {}), best) else 0
             out.append((tier, score, prior, name, Path(folder)))
-        for name, info in (card.get("predictors") or {}).items():
+        preds = card.get("predictors")
+        for name, info in (preds if isinstance(preds, dict) else {}).items():
             if str(name) in cv:
                 continue
             score = _score(info, "val_log_mae")
