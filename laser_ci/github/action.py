@@ -511,24 +511,18 @@ def _sizing(settings: Settings) -> Any:
 # --- GitHub I/O ---------------------------------------------------------------------------
 
 
-RATE_LIMIT_WAIT_S = 60  # the longest the Action waits out a rate limit: it is advisory
+RATE_LIMIT_WAIT_S = 60  # the longest the Action waits out rate limits, all together: it is advisory
 
 
 def _github(settings: Settings) -> Any:
-    from github import Auth, Github, GithubRetry
-    from urllib3.util.retry import Retry
+    from github import Auth, Github
 
     auth = Auth.Token(settings.token) if settings.token else None
     # PyGithub's default retries POST too: a comment GitHub stored before a 502 was posted
     # again. Reads and the edit (PATCH, the same body) are retried; the create is not.
-    # A rate limit is waited out for at most RATE_LIMIT_WAIT_S (the default waits for the
-    # reset, up to an hour), then it is a cold start or a warning.
-    retry = GithubRetry(
-        total=10,
-        allowed_methods=Retry.DEFAULT_ALLOWED_METHODS | {"GET", "PATCH"},
-        secondary_rate_wait=RATE_LIMIT_WAIT_S,
-        max_rate_limit_wait=RATE_LIMIT_WAIT_S,
-    )
+    # Rate limits are waited out for at most RATE_LIMIT_WAIT_S in all (the default waits for
+    # the reset, up to an hour), then it is a cold start or a warning.
+    retry = _retry(RATE_LIMIT_WAIT_S)
     return Github(
         auth=auth,
         base_url=settings.api_url,
@@ -538,6 +532,70 @@ def _github(settings: Settings) -> Any:
         lazy=True,  # no GET for the repo, PR or issue objects: only the calls we use
         retry=retry,
     )
+
+
+def _retry(budget_s: float) -> Any:
+    """PyGithub's retry, whose waits for rate limits take at most ``budget_s`` in all, over
+    every request of the client. GithubRetry sleeps what a ``Retry-After`` asks (a secondary
+    rate limit's 403 or 429, a 503), uncapped, and 60 s for one without it, each time, for
+    up to 10 retries: hours, or 10 minutes, where a job's ``timeout-minutes`` is 10. A 429
+    without ``Retry-After`` (a primary rate limit) was not retried at all."""
+    from github import GithubException, GithubRetry, RateLimitExceededException
+    from urllib3.util.retry import Retry
+
+    class _Retry(GithubRetry):
+        def __init__(self, *, budget: list[float], **kwargs: Any) -> None:
+            self.budget = budget  # seconds left, shared by the copies urllib3 makes
+            super().__init__(**kwargs)
+
+        def new(self, **kw: Any) -> Any:
+            return super().new(budget=self.budget, **kw)
+
+        def increment(self, method: Any = None, url: Any = None, response: Any = None,
+                      error: Any = None, _pool: Any = None, _stacktrace: Any = None) -> Any:
+            retry = super().increment(method, url, response, error, _pool, _stacktrace)
+            if response is None:
+                return retry
+            try:
+                after = retry.get_retry_after(response)
+            except Exception:  # noqa: BLE001 - a malformed Retry-After: as if absent
+                after = None
+            wait = after if after else retry.get_backoff_time()
+            if response.status == 429 and not after:  # retried as usual: no backoff at all
+                wait = _reset_wait(response.headers, self.secondary_rate_wait)
+                retry.get_backoff_time = lambda: wait
+            if wait > self.budget[0]:
+                cls = (RateLimitExceededException if response.status in (403, 429)
+                       else GithubException)
+                raise cls(response.status, _content(response, url), dict(response.headers))
+            self.budget[0] -= wait
+            return retry
+
+    def _content(response: Any, url: Any) -> Any:
+        try:
+            return json.loads(GithubRetry.get_content(response, url))
+        except Exception:  # noqa: BLE001 - the status is the message then
+            return {"message": str(response.reason or "")}
+
+    return _Retry(
+        budget=[float(budget_s)],
+        total=10,
+        status_forcelist=[*range(500, 600), 429],  # and 403, which GithubRetry adds
+        allowed_methods=Retry.DEFAULT_ALLOWED_METHODS | {"GET", "PATCH"},
+        secondary_rate_wait=budget_s,
+        max_rate_limit_wait=budget_s,
+    )
+
+
+def _reset_wait(headers: Mapping[str, str], default: float) -> float:
+    """Seconds to a primary rate limit's ``X-RateLimit-Reset`` (and one more), else
+    ``default``: GitHub asks for a minute when it gives no time."""
+    import time
+
+    reset = str(headers.get("X-RateLimit-Reset") or "")
+    if headers.get("X-RateLimit-Remaining") == "0" and reset.isdigit():
+        return max(int(reset) - time.time(), 0) + 1
+    return default
 
 
 # --- outputs ------------------------------------------------------------------------------
