@@ -8,6 +8,7 @@ never a traceback.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -116,3 +117,70 @@ def test_a_card_of_the_wrong_shape_is_ignored(tmp_path: Path, card: Any) -> None
     result = estimate("--model", str(baselines))
     assert result.exit_code == 0, result.output
     assert "predictor: tabular" in result.stdout
+
+
+def _set(path: str, value: Any) -> Any:
+    def edit(config: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node = config
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return edit
+
+
+def _drop(key: str) -> Any:
+    return lambda config: config.pop(key)
+
+
+@pytest.mark.parametrize(("edit", "reason"), [
+    (_drop("codec"), "missing 'codec'"),
+    (_drop("prompt"), "missing 'prompt'"),
+    (_drop("head_tokens"), "missing 'head_tokens'"),
+    (_set("codec", "x"), "must be a mapping"),
+    (_set("codec.foo", 1), "unexpected keyword argument 'foo'"),
+    (_set("codec.mantissa_digits", "3"), "not supported"),
+    (_set("prompt.max_prompt_tokens", "abc"), "invalid literal"),
+    (_set("prompt.max_prompt_tokens", -5), "max_prompt_tokens -5"),
+    (_set("model", None), "has no attribute 'get'"),
+    (_set("files", ["model.onnx", "tokenizer.json"]), "files is not an object"),
+    (_set("decoding.num_samples", 0), "num_samples 0"),
+    (_set("decoding.num_samples", -3), "num_samples -3"),
+    (_set("decoding.temperature", float("nan")), "temperature nan"),
+    (_set("decoding.band_scale", [1]), "band_scale [1]"),
+    (_set("decoding.band_scale", {"cold": float("nan")}), "band_scale.cold nan"),
+    (_set("decoding.band_scale", {"cold": -1}), "band_scale.cold -1"),
+    (_set("decoding.shrink", {"cold": float("nan")}), "shrink.cold nan"),
+    (_set("decoding.shrink", {"warm": "x"}), "shrink.warm 'x'"),
+    (_set("head_token_ids", [13, 15]), "zip()"),
+])
+def test_a_bad_model_config_is_one_line_naming_laser_json(
+        lm_copy: Path, edit: Any, reason: str) -> None:
+    """A laser.json key missing, of the wrong type or out of range: the line names the
+    file; it said only "'codec'" or "'list' object has no attribute 'get'", and settings
+    no decoding can use (num_samples 0, a NaN temperature, band scale or shrink) were
+    accepted and failed later inside the loop ("index -1 is out of bounds for axis 0",
+    "cannot convert float NaN to integer"), or turned the band inside out (p10 > p90)."""
+    edit_config(lm_copy, edit)
+    line = one_error_line(estimate("--model", str(lm_copy)))
+    assert f"{lm_copy / 'laser.json'}: " in line, line
+    assert reason in line, line
+
+
+def test_a_laser_json_that_is_not_an_object_names_the_file(lm_copy: Path) -> None:
+    (lm_copy / "laser.json").write_text("[1, 2]", encoding="utf-8")
+    line = one_error_line(estimate("--model", str(lm_copy)))
+    assert f"{lm_copy / 'laser.json'}: not a JSON object" in line, line
+
+
+@pytest.mark.parametrize("text", ['{"x": 1}', '{"version": "1.0", "model": {'])
+def test_a_corrupt_tokenizer_names_the_file(lm_copy: Path, text: str) -> None:
+    """tokenizer.json that is not a tokenizer (its sha256 in laser.json updated to match):
+    the tokenizers library's message alone ('EOF while parsing a value') named no file."""
+    tok = lm_copy / "tokenizer.json"
+    tok.write_text(text, encoding="utf-8")
+    config = json.loads((lm_copy / "laser.json").read_text(encoding="utf-8"))
+    config["files"]["tokenizer.json"] = hashlib.sha256(tok.read_bytes()).hexdigest()
+    (lm_copy / "laser.json").write_text(json.dumps(config), encoding="utf-8")
+    line = one_error_line(estimate("--model", str(lm_copy)))
+    assert f"{tok}: cannot read the tokenizer" in line, line

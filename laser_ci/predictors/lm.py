@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +100,40 @@ class ModelFileError(ValueError):
     """A model folder that is incomplete, corrupt, or of another format."""
 
 
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A value of ``path`` that is missing or of the wrong type or range as a
+    :class:`ModelFileError` naming the file (a KeyError's message is the bare key)."""
+    try:
+        yield
+    except ModelFileError:
+        raise
+    except KeyError as e:
+        raise ModelFileError(f"{path}: missing {e}") from e
+    except (TypeError, ValueError, AttributeError) as e:
+        raise ModelFileError(f"{path}: {e}") from e
+
+
+def _check_decoding(num_samples: int, temperature: float, band_scale: Any, shrink: Any,
+                    max_prompt_tokens: int) -> None:
+    """Raise ValueError on decoding settings no prediction can come from (they failed
+    later, inside the loop, or turned bands inside out)."""
+    if num_samples < 1:
+        raise ValueError(f"decoding.num_samples {num_samples}: expected at least 1")
+    if not (math.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"decoding.temperature {temperature}: expected a number >= 0")
+    if max_prompt_tokens < 1:
+        raise ValueError(f"prompt.max_prompt_tokens {max_prompt_tokens}: expected at least 1")
+    for key, values, low in (("band_scale", band_scale, 0.0), ("shrink", shrink, -math.inf)):
+        if not isinstance(values, dict):
+            raise ValueError(f"decoding.{key} {values!r}: expected an object by regime")
+        for regime, v in values.items():
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and math.isfinite(v) and v >= low):
+                raise ValueError(f"decoding.{key}.{regime} {v!r}: expected a finite number"
+                                 + (" >= 0" if low == 0 else ""))
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -119,11 +155,15 @@ def read_config(model_dir: str | os.PathLike[str], *, verify: bool = True,
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ModelFileError(f"{path}: cannot read model config: {e}") from e
+    if not isinstance(config, dict):
+        raise ModelFileError(f"{path}: not a JSON object")
     if config.get("format_version") != FORMAT_VERSION:
         raise ModelFileError(
             f"{path}: format_version {config.get('format_version')!r}, expected {FORMAT_VERSION}"
         )
     files: dict[str, str] = config.get("files") or {}
+    if not isinstance(files, dict):
+        raise ModelFileError(f"{path}: files is not an object (file name -> sha256)")
     for name in (MODEL_FILE, TOKENIZER_FILE):
         if name not in files:
             raise ModelFileError(f"{path}: no sha256 for {name}")
@@ -187,71 +227,89 @@ class LaserModel:
                                   only=[model_file, TOKENIZER_FILE, *_reference_files(model_dir)])
         if name:
             self.name = name
-        dec = self.config.get("decoding") or {}
-        self.num_samples = int(num_samples if num_samples is not None else dec.get("num_samples", 32))
-        self.temperature = float(temperature if temperature is not None else dec.get("temperature", 1.0))
-        self.seed = int(seed if seed is not None else dec.get("seed", 0))
-        self.sampling = str(sampling or dec.get("sampling", "independent"))
-        self.exact_last = bool(exact_last if exact_last is not None else dec.get("exact_last", False))
-        # p10-p90 band scales by regime (laser_ci.training.bands; absent: the samples' own)
-        scales = band_scale if band_scale is not None else dec.get("band_scale", {})
-        self.band_scale = band_scales(scales)
-        # how far the median moves from the prompt's reference, by regime (absent: all the way)
-        self.shrink = shrinks(shrink if shrink is not None else dec.get("shrink", {}))
-        # A dynamic int8 graph quantizes activations with one scale per call, so a job
-        # decoded beside others could get other samples than alone: one job per batch keeps
-        # every prediction a function of its own text. A static int8 graph (fixed scales,
-        # laser.json model.quantization) and an fp32 one decode jobs side by side.
-        spec = self.config.get("model", {})
-        dynamic = (bool(spec.get("int8", True)) and "fp32" not in model_file
-                   and spec.get("quantization", "dynamic") == "dynamic")
-        self.batch_jobs = int(batch_jobs or (1 if dynamic else 64))
-        if self.sampling not in SAMPLING:
-            raise ModelFileError(f"{self.model_dir}: sampling {self.sampling!r}, expected one "
-                                 f"of {SAMPLING}")
-        self.codec = NumberCodec(**self.config["codec"])
-        tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
-        prompt = self.config["prompt"]
-        cold_reference = prompt.get("cold_reference")
-        warm_reference = prompt.get("warm_reference")
-        for key, value in (("cold_reference", cold_reference), ("warm_reference", warm_reference)):
-            if value is not None and value not in REFERENCE_MODELS:
-                raise ModelFileError(f"{self.model_dir}: prompt.{key} {value!r}, expected one "
-                                     f"of {REFERENCE_MODELS}")
-        if prompt.get("warm_anchor", "median") not in WARM_ANCHORS:
-            raise ModelFileError(f"{self.model_dir}: prompt.warm_anchor "
-                                 f"{prompt.get('warm_anchor')!r}, expected one of {WARM_ANCHORS}")
-        if warm_reference is not None and cold_reference is None:
-            raise ModelFileError(f"{self.model_dir}: prompt.warm_reference without "
-                                 "prompt.cold_reference (the reference model)")
-        self.prompt = PromptCodec(
-            tokenizer, self.codec, int(prompt["max_prompt_tokens"]),
-            warm_target=str(prompt.get("warm_target", "runtime")),
-            outcome=bool(prompt.get("outcome", False)),
-            cold_reference=cold_reference is not None,
-            warm_reference=warm_reference is not None,
-            layout=str(prompt.get("layout", "serial")),
-            warm_anchor=str(prompt.get("warm_anchor", "median")),
-        )
+        config_path = self.model_dir / CONFIG_NAME
+        with _reading(config_path):
+            dec = self.config.get("decoding") or {}
+            self.num_samples = int(num_samples if num_samples is not None
+                                   else dec.get("num_samples", 32))
+            self.temperature = float(temperature if temperature is not None
+                                     else dec.get("temperature", 1.0))
+            self.seed = int(seed if seed is not None else dec.get("seed", 0))
+            self.sampling = str(sampling or dec.get("sampling", "independent"))
+            self.exact_last = bool(exact_last if exact_last is not None
+                                   else dec.get("exact_last", False))
+            # p10-p90 band scales by regime (laser_ci.training.bands; absent: the samples' own)
+            scales = band_scale if band_scale is not None else dec.get("band_scale", {})
+            # how far the median moves from the prompt's reference, by regime (absent: all
+            # the way)
+            moves = shrink if shrink is not None else dec.get("shrink", {})
+            prompt = self.config["prompt"]
+            _check_decoding(self.num_samples, self.temperature, scales, moves,
+                            int(prompt["max_prompt_tokens"]))
+            self.band_scale = band_scales(scales)
+            self.shrink = shrinks(moves)
+            # A dynamic int8 graph quantizes activations with one scale per call, so a job
+            # decoded beside others could get other samples than alone: one job per batch
+            # keeps every prediction a function of its own text. A static int8 graph (fixed
+            # scales, laser.json model.quantization) and an fp32 one decode jobs side by side.
+            spec = self.config.get("model", {})
+            dynamic = (bool(spec.get("int8", True)) and "fp32" not in model_file
+                       and spec.get("quantization", "dynamic") == "dynamic")
+            self.batch_jobs = int(batch_jobs or (1 if dynamic else 64))
+            if self.sampling not in SAMPLING:
+                raise ModelFileError(f"{self.model_dir}: sampling {self.sampling!r}, expected "
+                                     f"one of {SAMPLING}")
+            self.codec = NumberCodec(**self.config["codec"])
+        try:
+            tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
+        except Exception as e:  # noqa: BLE001 - the tokenizers library raises a bare Exception
+            raise ModelFileError(f"{self.model_dir / TOKENIZER_FILE}: cannot read the "
+                                 f"tokenizer: {e}") from e
+        with _reading(config_path):
+            cold_reference = prompt.get("cold_reference")
+            warm_reference = prompt.get("warm_reference")
+            for key, value in (("cold_reference", cold_reference),
+                               ("warm_reference", warm_reference)):
+                if value is not None and value not in REFERENCE_MODELS:
+                    raise ModelFileError(f"{self.model_dir}: prompt.{key} {value!r}, expected "
+                                         f"one of {REFERENCE_MODELS}")
+            if prompt.get("warm_anchor", "median") not in WARM_ANCHORS:
+                raise ModelFileError(f"{self.model_dir}: prompt.warm_anchor "
+                                     f"{prompt.get('warm_anchor')!r}, expected one of "
+                                     f"{WARM_ANCHORS}")
+            if warm_reference is not None and cold_reference is None:
+                raise ModelFileError(f"{self.model_dir}: prompt.warm_reference without "
+                                     "prompt.cold_reference (the reference model)")
+            self.prompt = PromptCodec(
+                tokenizer, self.codec, int(prompt["max_prompt_tokens"]),
+                warm_target=str(prompt.get("warm_target", "runtime")),
+                outcome=bool(prompt.get("outcome", False)),
+                cold_reference=cold_reference is not None,
+                warm_reference=warm_reference is not None,
+                layout=str(prompt.get("layout", "serial")),
+                warm_anchor=str(prompt.get("warm_anchor", "median")),
+            )
         self.reference_model: Any = None
         if cold_reference is not None:
             self.reference_model = load_reference(self.model_dir)
         self.session = make_session(self.model_dir / model_file, threads)
         self.decoder = OnnxDecoder(self.session)
-        head_tokens: list[str] = self.config["head_tokens"]
-        if self.decoder.last_only:
-            raise ModelFileError(
-                f"{self.model_dir / model_file}: logits of the last position only; the "
-                "constrained loop needs logits at every position (model.onnx)"
-            )
-        if self.decoder.columns == len(head_tokens):
-            columns = {t: i for i, t in enumerate(head_tokens)}
-        else:  # a full-vocabulary graph
-            columns = dict(self.prompt.token_ids)
-        for t, i in zip(head_tokens, self.config["head_token_ids"], strict=True):
-            if self.prompt.token_ids[t] != i:
-                raise ModelFileError(f"{self.model_dir}: tokenizer id of {t!r} is not {i}")
-        self.skeleton = Skeleton(self.codec, self.prompt.pieces, self.prompt.token_ids, columns)
+        with _reading(config_path):
+            head_tokens: list[str] = self.config["head_tokens"]
+            if self.decoder.last_only:
+                raise ModelFileError(
+                    f"{self.model_dir / model_file}: logits of the last position only; the "
+                    "constrained loop needs logits at every position (model.onnx)"
+                )
+            if self.decoder.columns == len(head_tokens):
+                columns = {t: i for i, t in enumerate(head_tokens)}
+            else:  # a full-vocabulary graph
+                columns = dict(self.prompt.token_ids)
+            for t, i in zip(head_tokens, self.config["head_token_ids"], strict=True):
+                if self.prompt.token_ids[t] != i:
+                    raise ModelFileError(f"{self.model_dir}: tokenizer id of {t!r} is not {i}")
+            self.skeleton = Skeleton(self.codec, self.prompt.pieces, self.prompt.token_ids,
+                                     columns)
         self.last_stats: Any = None
         self.prefix_store = PrefixStore()  # shared bodies' KV caches, across calls
 
