@@ -4,33 +4,16 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Callable
-from typing import Any
 
 import click
 
 from laser_ci.predictors.base import Predictor
 from laser_ci.predictors.lm import SAMPLING
-from laser_ci.report import plain
 from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
-from laser_ci.training.examples import KINDS, DataError, load_examples
+from laser_ci.training.examples import KINDS, load_examples
+from laser_ci.training.examples import reading_data as _reading_data
 from laser_ci.training.history import REGIMES
-
-
-def _reading_data(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)``; a data folder without its runs file, or a data file that
-    cannot be read, is one line (``laser-ci: error: <path>: <reason>``) and exit 2, not a
-    traceback (``LASER_CI_DEBUG`` shows it)."""
-    try:
-        return fn(*args, **kwargs)
-    except (FileNotFoundError, DataError) as exc:
-        if os.environ.get("LASER_CI_DEBUG"):
-            raise
-        click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
-        sys.exit(2)
 
 
 @click.command("eval")

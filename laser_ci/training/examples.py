@@ -47,10 +47,10 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from laser_ci.training.example import KINDS, Example, filter_split
 
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     pass
 
 _CACHE_VERSION = 2
+T = TypeVar("T")
 
 
 # --- splits ------------------------------------------------------------------------------
@@ -105,6 +106,25 @@ def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     except (OSError, EOFError, zlib.error) as exc:
         what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise DataError(f"{path}: cannot be read ({what})") from None
+
+
+def reading_data(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` for a command: a data folder without its runs file, or a data
+    file that cannot be read, is one line (``laser-ci: error: <path>: <reason>``) and exit 2,
+    not a traceback (``LASER_CI_DEBUG`` shows it)."""
+    import sys
+
+    import click
+
+    from laser_ci.report import plain
+
+    try:
+        return fn(*args, **kwargs)
+    except (FileNotFoundError, DataError) as exc:
+        if os.environ.get("LASER_CI_DEBUG"):
+            raise
+        click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
+        sys.exit(2)
 
 
 def load_runs(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:

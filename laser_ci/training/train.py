@@ -66,6 +66,7 @@ import numpy as np
 
 from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
 from laser_ci.text.tokenize import DEFAULT_VOCAB_SIZE, EOS, PAD, SEP, PromptCodec
+from laser_ci.training.examples import reading_data
 
 IGNORE = -100
 RATIO_MIN_EXPONENT = -2  # a ratio model's outputs reach down to 1.00e-02 (~300x under the median)
@@ -785,18 +786,26 @@ def write_bundle(prep: Prepared, path: str | os.PathLike[str]) -> None:
 
 
 def load_bundle(path: str | os.PathLike[str]) -> Prepared:
+    """The data :func:`write_bundle` wrote; a file it did not write is a
+    :class:`~laser_ci.training.examples.DataError` naming it."""
     from tokenizers import Tokenizer
 
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(z["meta"].tobytes().decode("utf-8"))
-        rows = z["rows"]
-    return Prepared(
-        Tokenizer.from_str(meta["tokenizer"]),
-        rows if rows.size else None,
-        [LabeledText(**e) for e in meta["train"]],
-        [LabeledText(**e) for e in meta["val"]],
-        meta["log"],
-    )
+    from laser_ci.training.examples import DataError
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+            rows = z["rows"]
+        return Prepared(
+            Tokenizer.from_str(meta["tokenizer"]),
+            rows if rows.size else None,
+            [LabeledText(**e) for e in meta["train"]],
+            [LabeledText(**e) for e in meta["val"]],
+            meta["log"],
+        )
+    except Exception as exc:  # noqa: BLE001 - whatever it is, it is not a bundle
+        raise DataError(f"{path}: not a bundle written by --save-bundle "
+                        f"({type(exc).__name__})") from None
 
 
 def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
@@ -1270,7 +1279,8 @@ def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | N
         if data_dir is None or bundle or save_bundle or init:
             raise click.UsageError("--pretrain-only needs --data, and no --bundle, "
                                    "--save-bundle or --init")
-        log = run_pretrain_only(data_dir, out_dir, cfg, device=device, corpus_split=corpus_split)
+        log = reading_data(run_pretrain_only, data_dir, out_dir, cfg, device=device,
+                           corpus_split=corpus_split)
         if int(os.environ.get("RANK", "0")) == 0:
             click.echo(json.dumps({k: log.get(k) for k in ("parameters", "tokenizer", "pretrain",
                                                            "seconds")}, indent=2))
@@ -1280,12 +1290,12 @@ def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | N
     if save_bundle:
         if data_dir is None:
             raise click.UsageError("--save-bundle needs --data")
-        prep = prepare_data(data_dir, cfg, init)
+        prep = reading_data(prepare_data, data_dir, cfg, init)
         write_bundle(prep, save_bundle)
         click.echo(json.dumps(prep.log, indent=2))
         return
-    log = run_training(data_dir, out_dir, cfg, device=device, init=init, export=not no_export,
-                       bundle=bundle)
+    log = reading_data(run_training, data_dir, out_dir, cfg, device=device, init=init,
+                       export=not no_export, bundle=bundle)
     if int(os.environ.get("RANK", "0")) == 0:  # one summary under torchrun / accelerate
         click.echo(json.dumps({k: log.get(k) for k in ("parameters", "data", "eval", "seconds")},
                               indent=2))
@@ -1304,6 +1314,6 @@ def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **
     # one repository: learning its own level is the point, so no rescaling by default
     cfg = _cfg_from(TrainConfig(epochs=3, lr=2e-4, patience=1, pretrain_steps=0, scale_aug=0.0,
                                 select_on="number_loss"), **kw)
-    log = run_finetune(data_dir, base_dir, out_dir, cfg, device=device)
+    log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
     click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval_before", "eval")},
                           indent=2))
