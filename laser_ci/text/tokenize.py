@@ -107,6 +107,17 @@ OUTCOME_LINE = "outcome: "
 REFERENCE_LINE = "reference: "
 
 
+def _encodable(text: str) -> str:
+    """``text`` as the tokenizer can take it (UTF-8): an escaped surrogate pair (YAML keeps
+    ``"\\uD83D\\uDE00"`` as two surrogates) as the character it stands for, a lone
+    surrogate as U+FFFD; any other text unchanged."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def _move_instance_lines(body: str) -> tuple[str, list[str]]:
     """``body`` without the first top-level line of each :data:`INSTANCE_LINES` prefix
     before ``steps:``, and those lines in that order."""
@@ -244,7 +255,7 @@ class PromptCodec:
         the ``shared-prefix`` layout (texts with the same body have the same ``shared``
         ids, whatever their other lines), ``[]`` in the ``serial`` one; ``own`` is the rest,
         ``<sep>`` last."""
-        prompts = [self._layout(t) for t in texts]
+        prompts = [self._layout(_encodable(t)) for t in texts]
         encode = self.tokenizer.encode_batch
         bodies = [body for body, _, _, _ in prompts]
         instance_texts = ["".join("\n" + line for line in inst) for _, inst, _, _ in prompts]
