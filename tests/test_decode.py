@@ -910,3 +910,34 @@ def test_shared_prefixes_need_one_per_prompt():
     sk = make_skeleton()
     with pytest.raises(ValueError, match="one shared prefix per prompt"):
         sample_numbers(FakeDecoder(12), [[EOS, SEP]], sk, shared=[[EOS], [EOS]])
+
+
+@pytest.mark.parametrize("codec", [SURE_CODEC, NumberCodec(min_exponent=9, max_exponent=10)])
+def test_exact_last_when_the_last_digit_is_known(codec: NumberCodec):
+    """exact_last with a codec whose exponent can force the last digit (SURE_CODEC after
+    ``+0``, exponents 9..10 after ``1``): the branches that reach it with one legal token
+    take it with their whole count. When every branch of a batch did, no job got a value
+    ('index -1 is out of bounds for axis 0 with size 0'), and whether it failed depended
+    on the other jobs in the batch."""
+    sk = make_skeleton(codec)
+
+    def sure(history, columns):  # sign "+", exponent's first digit "1", mantissa 1.11
+        x = np.full(columns, -30.0)
+        x[codec.all_tokens().index("1")] = 30.0
+        x[codec.all_tokens().index("+")] = 30.0
+        return x
+
+    for fn in (sure, _fixed):
+        ps = prompts(4, seed=1)
+        got = sample_numbers(FakeDecoder(12, fn), ps, sk, num_samples=8, stratified=True,
+                             exact_last=True)
+        sampled = sample_numbers(FakeDecoder(12, fn), ps, sk, num_samples=8, stratified=True)
+        for x, y in zip(got, sampled, strict=True):
+            assert len(x) == 8 and np.all(np.diff(x) >= 0)
+            for v in x:
+                assert codec.from_string(codec.to_string(v)) == v
+            if fn is sure:  # nothing left to draw: both ways give the one value
+                np.testing.assert_array_equal(x, y)
+        (alone,) = sample_numbers(FakeDecoder(12, fn), ps[:1], sk, num_samples=8,
+                                  stratified=True, exact_last=True)
+        np.testing.assert_array_equal(alone, got[0])

@@ -576,6 +576,9 @@ def sample_numbers(
             legal = [legal_after(b.tokens) for b in branches]
             if all(len(options) == 1 for options in legal):  # known: no pass spent on it
                 for b, options in zip(branches, legal, strict=True):
+                    if exact_last and at == last_slot:  # the one last token, whole count
+                        leaves[b.job].append((value_of([*b.tokens, options[0]]),
+                                              float(b.count)))
                     b.tokens.append(options[0])
                     b.pending.append(skeleton.token_ids[options[0]])
                 continue
