@@ -91,3 +91,41 @@ def test_train_bundle_that_is_not_a_bundle_is_one_line(tmp_path: Path) -> None:
         bundle.write_bytes(content)
         r = _invoke("train", "--bundle", str(bundle), "--out", str(tmp_path / "out"), *TINY)
         _one_error_line(r, "laser-ci: error:", str(bundle), "not a bundle")
+
+
+# --- a runs or blobs row with a field of the wrong type ---------------------------------------
+
+
+def _eval(data: Path, *extra: str) -> Result:
+    return _invoke("eval", str(data), "--split", "all", "--no-cache", "--predictor", "median",
+                   *extra)
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("files", [".github/workflows/ci.yml"], "files is not an object"),
+    ("files", "ci.yml", "files is not an object"),
+    ("files", {".github/workflows/ci.yml": 5}, "files is not an object"),
+    ("repo_profile", {"n_files": "many"}, "repo_profile cannot be read"),
+    ("repo_profile", {"by_ext": [".py"]}, "repo_profile cannot be read"),
+    ("repo_profile", {"by_ext": {".py": ["a", 1]}}, "repo_profile cannot be read"),
+    ("repo_profile", {"top_level": 5}, "repo_profile cannot be read"),
+])
+def test_a_runs_row_with_a_field_of_the_wrong_type_is_one_line(
+        tmp_path: Path, field: str, value: object, reason: str) -> None:
+    rows = _mini_rows()
+    rows[2][field] = value  # line 3
+    data = _folder(tmp_path, rows)
+    for folds in ([], ["--folds", "3"]):
+        r = _invoke("eval", str(data), "--no-cache", "--predictor", "median",
+                    *(folds or ["--split", "all"]))
+        _one_error_line(r, "laser-ci: error:", f"{data / 'runs.jsonl'}:3:", reason)
+
+
+@pytest.mark.parametrize("text", [5, ["name: CI"], {"a": 1}])
+def test_a_blob_whose_text_is_not_a_string_is_one_line(tmp_path: Path, text: object) -> None:
+    data = _folder(tmp_path)
+    blobs = [json.loads(line) for line in (data / "blobs.jsonl").read_text().splitlines()]
+    blobs[1]["text"] = text  # line 2
+    (data / "blobs.jsonl").write_text("".join(json.dumps(b) + "\n" for b in blobs))
+    r = _eval(data)
+    _one_error_line(r, "laser-ci: error:", f"{data / 'blobs.jsonl'}:2:", "text is not a string")

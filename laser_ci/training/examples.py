@@ -85,6 +85,11 @@ class DataError(ValueError):
 def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """The rows of a JSON Lines file; a row that is not UTF-8, not JSON or not an object,
     and a file that cannot be read or unpacked, is a :class:`DataError` naming it."""
+    return (row for _n, row in _numbered_rows(path))
+
+
+def _numbered_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, row)`` of :func:`_iter_jsonl`."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as f:  # type: ignore[operator]
@@ -102,7 +107,7 @@ def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                     raise DataError(f"{path}:{n}: not JSON ({exc.msg})") from None
                 if not isinstance(row, dict):
                     raise DataError(f"{path}:{n}: not a JSON object")
-                yield row
+                yield n, row
     except (OSError, EOFError, zlib.error) as exc:
         what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise DataError(f"{path}: cannot be read ({what})") from None
@@ -128,8 +133,35 @@ def reading_data(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def load_runs(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every row of ``runs.jsonl[.gz]`` as a dict (file ``files`` map still blob ids)."""
-    return list(_iter_jsonl(_data_file(data_dir, "runs")))  # type: ignore[arg-type]
+    """Every row of ``runs.jsonl[.gz]`` as a dict (file ``files`` map still blob ids); a
+    row whose fields cannot be used is a :class:`DataError` naming its line."""
+    path = _data_file(data_dir, "runs")
+    assert path is not None
+    rows = list(_numbered_rows(path))
+    for n, row in rows:
+        _check_run(path, n, row)
+    return [row for _n, row in rows]
+
+
+def _check_run(path: Path, n: int, row: dict[str, Any]) -> None:
+    """A :class:`DataError` for a runs row the examples cannot be made from: ``files`` not
+    an object of path -> blob id, a ``repo_profile`` that cannot be read."""
+    from laser_ci.workflows.model import RepoProfile
+
+    files = row.get("files")
+    if files is not None and not (isinstance(files, dict) and all(
+            isinstance(b, str) for b in files.values())):
+        raise DataError(f"{path}:{n}: files is not an object of path -> blob id "
+                        f"({_short(files)})")
+    try:
+        RepoProfile.from_json(row.get("repo_profile"))
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise DataError(f"{path}:{n}: repo_profile cannot be read ({exc})") from None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def load_blobs(
@@ -141,10 +173,13 @@ def load_blobs(
         return {}
     wanted = set(ids) if ids is not None else None
     out: dict[str, str] = {}
-    for row in _iter_jsonl(path):
+    for n, row in _numbered_rows(path):
         bid = str(row.get("id"))
         if wanted is None or bid in wanted:
-            out[bid] = row.get("text") or ""
+            text = row.get("text")
+            if text is not None and not isinstance(text, str):
+                raise DataError(f"{path}:{n}: text is not a string ({_short(text)})")
+            out[bid] = text or ""
     return out
 
 
