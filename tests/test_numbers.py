@@ -193,3 +193,17 @@ def test_monotone_on_a_log_grid():
     assert all(a <= b for a, b in itertools.pairwise(decoded))
     rel = np.abs(np.array(decoded) - grid) / grid
     assert rel.max() <= 0.005 + 1e-12  # 3 significant digits: half a unit in the last place
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (10**400, "9.99e+05"),  # an int no double holds: +inf, the largest value
+    (2**1024, "9.99e+05"),
+    (10**308, "9.99e+05"),
+    (0, "1.00e+00"),
+])
+def test_integers_too_large_for_a_double_clamp(value, text):
+    """An integer beyond the largest double is clamped like +inf; it raised OverflowError
+    ('int too large to convert to float'), which is not the ValueError the codec raises."""
+    assert codec.to_string(value) == text
+    with pytest.raises(ValueError):
+        codec.to_string(-(10**400))

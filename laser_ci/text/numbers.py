@@ -202,6 +202,11 @@ class NumberCodec:
                 value = float(value)  # numpy scalars and the like
             except (TypeError, ValueError) as e:
                 raise ValueError(f"not a number: {value!r}") from e
+        if isinstance(value, int):
+            try:
+                value = float(value)
+            except OverflowError:  # beyond the largest double: as +inf or -inf
+                value = math.inf if value > 0 else -math.inf
         if math.isnan(value):
             raise ValueError("cannot encode NaN")
         if value < 0:
