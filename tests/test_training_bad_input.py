@@ -129,3 +129,30 @@ def test_a_blob_whose_text_is_not_a_string_is_one_line(tmp_path: Path, text: obj
     (data / "blobs.jsonl").write_text("".join(json.dumps(b) + "\n" for b in blobs))
     r = _eval(data)
     _one_error_line(r, "laser-ci: error:", f"{data / 'blobs.jsonl'}:2:", "text is not a string")
+
+
+# --- eval: output files it cannot write ------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["missing", "file"])
+@pytest.mark.parametrize("option", ["--plot", "--predictions"])
+def test_eval_output_in_a_folder_that_is_not_there_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, option: str) -> None:
+    """Refused before any work (no predictor is trained or scored), not a traceback after it."""
+    import laser_ci.training.crossval as crossval
+    import laser_ci.training.eval_command as eval_command
+
+    def no_work(*_a: object, **_k: object) -> None:
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(crossval, "cross_validate", no_work)
+    monkeypatch.setattr(eval_command, "evaluate", no_work)
+    parent = tmp_path / "nowhere"
+    if where == "file":
+        parent.write_text("a file\n")
+    path = parent / "out.png"
+    folds = ["--folds", "3"] if option == "--predictions" else []
+    for extra in ([["--split", "all"]] if folds else [["--split", "all"], ["--folds", "3"]]):
+        r = _invoke("eval", str(MINI), "--predictor", "median", *(folds or extra), option,
+                    str(path))
+        _one_error_line(r, "laser-ci: error:", option, str(path), str(parent))

@@ -4,16 +4,35 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import click
 
 from laser_ci.predictors.base import Predictor
 from laser_ci.predictors.lm import SAMPLING
+from laser_ci.report import plain
 from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, load_examples
 from laser_ci.training.examples import reading_data as _reading_data
 from laser_ci.training.history import REGIMES
+
+
+def _check_output(option: str, path: str) -> None:
+    """An output file whose folder is not there (or cannot be written) is one line and exit
+    2 before any work, not a traceback once the scores are computed."""
+    parent = Path(path).parent
+    if not parent.is_dir():
+        what = "not a folder" if parent.exists() else "no such folder"
+        reason = f"{parent}: {what}"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        reason = f"{parent}: cannot write there"
+    else:
+        return
+    click.echo(plain.line(f"laser-ci: error: {option} {path}: {reason}"), err=True)
+    sys.exit(2)
 
 
 @click.command("eval")
@@ -184,6 +203,9 @@ def eval_command(
         given = [k for k, v in cv_only.items() if v not in (None, False)]
         if given:
             raise click.UsageError(f"{', '.join(given)} only go with --folds")
+    for option, path in (("--plot", plot_path), ("--predictions", predictions_path)):
+        if path:
+            _check_output(option, path)
     else:
         if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
