@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -203,3 +204,22 @@ def test_runs_per_month_are_shown_and_carried(tmp_path: Path) -> None:
     result = json.loads(_cli("--format", "json", str(tmp_path)).stdout)
     cost = result["workflows"][0]["cost"]
     assert cost["runs_per_month"] == 30.44 and cost["runs_per_month_lower_bound"] is True
+
+
+def test_an_if_in_a_block_scalar_with_expression_is_a_string_so_the_job_runs(
+        tmp_path: Path, fake_predictor: Any) -> None:
+    # `if: >` keeps a line break after `${{ }}`: GitHub reads format('{0}\n', false), a
+    # non-empty string, so the job runs on every trigger (actionlint#272); `>-` would not.
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text(
+        "on: pull_request\njobs:\n"
+        "  folded:\n    if: >\n      ${{ github.event_name == 'push' }}\n"
+        "    runs-on: ubuntu-latest\n    steps: [{run: make}]\n"
+        "  stripped:\n    if: >-\n      ${{ github.event_name == 'push' }}\n"
+        "    runs-on: ubuntu-latest\n    steps: [{run: make}]\n")
+    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    jobs = {j["id"]: j for w in json.loads(result.stdout)["workflows"] for j in w["jobs"]}
+    assert jobs["folded"].get("runs_on_events") is None
+    assert jobs["stripped"]["runs_on_events"] == []

@@ -167,7 +167,8 @@ def test_a_closed_unknown_narrows_to_a_value_when_every_option_agrees() -> None:
 
 def test_strings_with_expressions() -> None:
     assert interpolate("plain") == "plain"
-    assert interpolate(" ${{ matrix.n }} ", {"matrix": {"n": 2}}) == 2  # one expression: typed
+    assert interpolate("${{ matrix.n }}", {"matrix": {"n": 2}}) == 2  # one expression: typed
+    assert interpolate(" ${{ matrix.n }} ", {"matrix": {"n": 2}}) == " 2 "  # spaces: format()
     assert interpolate("n=${{ matrix.n }} ok=${{ matrix.ok }}",
                        {"matrix": {"n": 2.0, "ok": True}}) == "n=2 ok=true"
     # `}}` inside a quoted string does not end the expression
@@ -182,6 +183,16 @@ def test_strings_with_expressions() -> None:
     assert got.open == "truthy"  # text around it: a non-empty string, whatever the value
     # GitHub renders `x && ''` as nothing: the idiom that hides matrix values in a name
     assert interpolate("Unit Test${{ matrix.platform && '' }}", {}) == "Unit Test"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("${{ fromJSON('[1, 2]') }}", [1, 2]),  # exactly one expression: its value, typed
+    (" ${{ fromJSON('[1, 2]') }}", " Array"),  # anything around it: format() of it
+    ("${{ 3 }}\n", "3\n"),  # the line break a `|` block scalar ends with
+    ("${{ true }} ", "true "),
+])
+def test_one_expression_keeps_its_type_only_alone(text: str, expected: Any) -> None:
+    assert interpolate(text, {}) == expected
 
 
 def test_values_render_as_github_renders_them() -> None:
@@ -202,6 +213,7 @@ def test_whole_values_and_what_is_written() -> None:
 
 
 OK = {"success": True, "failure": False}  # a job without needs: nothing before it failed
+AFTER_SKIP = {"success": False, "failure": False, "cancelled": False}  # a need was skipped
 
 
 @pytest.mark.parametrize("if_, event, status, expected", [
@@ -221,7 +233,17 @@ OK = {"success": True, "failure": False}  # a job without needs: nothing before 
     ("cancelled()", "push", None, False),
     ("!cancelled() && github.event_name != 'push'", "push", None, False),
     ("contains(github.event.head_commit.message, '[skip]')", "push", OK, None),
-    ("${{ inputs.x }} and text", "push", None, True),  # a string with text: truthy
+    # text around a ${{ }} makes the condition a string, truthy unless empty, still after
+    # GitHub's `success() &&`: a space, or the line break a `|` or `>` block ends with
+    ("${{ inputs.x }} and text", "push", OK, True),
+    ("${{ inputs.x }} and text", "push", None, None),
+    ("${{ inputs.x }} and text", "push", AFTER_SKIP, False),
+    ("${{ false }}\n", "push", OK, True),
+    (" ${{ false }}", "push", OK, True),
+    ("${{ github.event_name == 'push' }}\n", "pull_request", OK, True),
+    ("${{ false }} && true", "push", OK, True),
+    ("${{ always() }}\n", "push", AFTER_SKIP, True),
+    ("${{ '' }}${{ '' }}", "push", OK, False),
 ])
 def test_conditions(if_: Any, event: str, status: dict | None, expected: bool | None) -> None:
     got = condition(if_, {"github": {"event_name": event}, "inputs": {}}, status=status)
@@ -237,6 +259,7 @@ def test_the_serialized_text_substitutes_plain_references_only() -> None:
     assert evaluate_string("${{ matrix.os }}-${{ matrix.n == 2 }}", ctx) == \
         "linux-${{ matrix.n == 2 }}"
     assert evaluate_string("${{ matrix }}", ctx) == "${{ matrix }}"
+    assert evaluate_string("${{ matrix.n }}\n", ctx) == "2\n"  # a block scalar's: text
     assert evaluate_string("${{ inputs.x }}", ctx) == "${{ inputs.x }}"  # only the run knows
     assert evaluate_string("${{ matrix['os'] }}", ctx) == "linux"
 

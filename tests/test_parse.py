@@ -213,7 +213,8 @@ def test_nesting_is_bounded_with_a_line() -> None:
 def test_expression_substitution_keeps_type_only_for_a_whole_expression() -> None:
     ctx = {"matrix": {"os": ["self-hosted", "gpu"], "n": 2, "ok": True}}
     assert evaluate_string("${{ matrix.os }}", ctx) == ["self-hosted", "gpu"]
-    assert evaluate_string(" ${{ matrix['n'] }} ", ctx) == 2
+    assert evaluate_string("${{ matrix['n'] }}", ctx) == 2
+    assert evaluate_string(" ${{ matrix['n'] }} ", ctx) == " 2 "  # text around it: format()
     assert evaluate_string("n=${{ matrix.n }} ok=${{ matrix.OK }}", ctx) == "n=2 ok=true"
     assert evaluate_string("${{ github.sha }}", ctx) == "${{ github.sha }}"
     assert evaluate_string("${{ matrix.n == 2 }}", ctx) == "${{ matrix.n == 2 }}"

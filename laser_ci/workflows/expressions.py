@@ -1090,9 +1090,12 @@ def interpolate(text: str, contexts: Mapping[str, Any] | None = None, *,
                 status: Mapping[str, Any] | None = None) -> Any:
     """The value of a YAML string that may hold ``${{ }}`` expressions.
 
-    A string that is exactly one expression (surrounding spaces aside) keeps the value's
-    type (so ``runs-on: ${{ matrix.os }}`` may be a list); otherwise the parts are written
-    into one string. Unknown parts make an :class:`Unknown` whose ``parts`` hold the pieces.
+    A string that is exactly one expression keeps the value's type (so ``runs-on:
+    ${{ matrix.os }}`` may be a list); otherwise the parts are written into one string,
+    spaces and line breaks around a single expression included: GitHub's reader makes
+    ``' ${{ x }}'`` and a block scalar's ``${{ x }}\n`` a ``format()`` of it
+    (``TemplateReader.ParseScalar``). Unknown parts make an :class:`Unknown` whose
+    ``parts`` hold the pieces.
     """
     if "${{" not in text:
         return text
@@ -1100,9 +1103,9 @@ def interpolate(text: str, contexts: Mapping[str, Any] | None = None, *,
     exprs = [p for p in pieces if p[0]]
     if not exprs:
         return text
-    if len(exprs) == 1 and all(not p[0] and not p[1].strip() for p in pieces if not p[0]):
+    if len(pieces) == 1:
         value = evaluate(exprs[0][2], contexts, status=status)
-        return replace(value, text=text.strip()) if isinstance(value, Unknown) else value
+        return replace(value, text=text) if isinstance(value, Unknown) else value
     parts: list[Any] = []
     for is_expr, source, inner in pieces:
         if not is_expr:
@@ -1135,7 +1138,10 @@ def condition(value: Any, contexts: Mapping[str, Any] | None = None, *,
     """Whether an ``if:`` lets a job or step run: True, False or an :class:`Unknown`.
 
     ``if:`` may omit ``${{ }}``; without a status function GitHub adds ``success() &&``.
-    A missing ``if`` (None) is True.
+    A ``${{ }}`` with anything around it, even a space or the line break a ``|`` or ``>``
+    block scalar ends with, makes the condition a string (``format('{0}\n', false)``), so
+    it holds whenever that string is not empty (actionlint#272). A missing ``if`` (None)
+    is True.
     """
     if value is None:
         return True
@@ -1144,21 +1150,22 @@ def condition(value: Any, contexts: Mapping[str, Any] | None = None, *,
     elif not isinstance(value, str):
         result = value
     else:
-        text = value.strip()
-        pieces = segments(text) if "${{" in text else []
-        whole = len(pieces) == 1 and pieces[0][0]
-        inner = pieces[0][2] if whole else text
+        pieces = segments(value) if "${{" in value else []
+        whole = len(pieces) == 1
         if pieces and not whole:
-            result = interpolate(text, contexts, status=status)  # a string: truthy if not ''
+            result = interpolate(value, contexts, status=status)  # a string: truthy if not ''
+            inners = [inner for is_expr, _, inner in pieces if is_expr]
         else:
+            inner = pieces[0][2] if whole else value
             result = evaluate(inner, contexts, status=status)
-            try:
-                uses_status = _uses_status(_parse(inner.strip()))
-            except ExpressionError:
-                uses_status = True
-            if not uses_status:
-                success = {**_STATUS_DEFAULT, **(status or {})}["success"]
-                result = _Evaluator({}, status).logic("and", success, result)
+            inners = [inner]
+        try:
+            uses_status = any(_uses_status(_parse(inner.strip())) for inner in inners)
+        except ExpressionError:
+            uses_status = True
+        if not uses_status:
+            success = {**_STATUS_DEFAULT, **(status or {})}["success"]
+            result = _Evaluator({}, status).logic("and", success, result)
     if not isinstance(result, Unknown):
         return truthy(result)
     may_t, may_f = _truth_alternatives(result)
@@ -1267,7 +1274,7 @@ def evaluate_string(text: str, context: Mapping[str, Any]) -> Any:
         return text
     pieces = segments(text)
     exprs = [p for p in pieces if p[0]]
-    if len(exprs) == 1 and all(not p[1].strip() for p in pieces if not p[0]):
+    if len(exprs) == 1 and len(pieces) == 1:
         value = _reference_value(exprs[0][2], context)
         return text if value is _MISSING else value
     out: list[str] = []
