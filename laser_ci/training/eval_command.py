@@ -199,14 +199,13 @@ def eval_command(
                "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference,
                "--lm-sampling": lm_sampling, "--lm-shrink": lm_shrink,
                "--lm-max-prompt-tokens": lm_max_prompt_tokens, "--lm-warm-anchor": lm_warm_anchor}
-    if folds is None:
-        given = [k for k, v in cv_only.items() if v not in (None, False)]
-        if given:
-            raise click.UsageError(f"{', '.join(given)} only go with --folds")
+    given = [k for k, v in cv_only.items() if v not in (None, False)] if folds is None else []
+    if given:
+        raise click.UsageError(f"{', '.join(given)} only go with --folds")
     for option, path in (("--plot", plot_path), ("--predictions", predictions_path)):
         if path:
             _check_output(option, path)
-    else:
+    if folds is not None:
         if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
         from laser_ci.training.crossval import eval_cv
