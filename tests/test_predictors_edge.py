@@ -83,3 +83,84 @@ def test_a_surrogate_escape_in_one_workflow_leaves_the_others_estimated(tmp_path
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     assert '"sur"' in result.stdout and '"ok"' in result.stdout
+
+
+def _baselines(tmp_path: Path) -> Path:
+    if not (SHIPPED_BASELINES / "tabular.json").is_file():
+        pytest.skip("no shipped baselines")
+    import shutil
+
+    out = tmp_path / "baselines"
+    shutil.copytree(SHIPPED_BASELINES, out)
+    return out
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("tabular.json", b"{"),
+    ("tabular.npz", b"not a zip"),
+    ("median.json", b'{"log_p10": 1}'),
+    ("tabular.json", b'{"feature_names": [], "offset_lo": "a", "offset_hi": 1}'),
+])
+def test_a_corrupt_baseline_file_is_one_line_naming_it(tmp_path: Path, name: str,
+                                                       content: bytes) -> None:
+    """It said only 'File is not a zip file' or "'log_p50'", naming no file."""
+    folder = _baselines(tmp_path)
+    (folder / name).write_bytes(content)
+    result = CliRunner().invoke(main, ["estimate", "--model", str(folder),
+                                       str(ROOT / "examples" / "demo" / ".github" / "workflows")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and f"{folder / name}: " in lines[0], lines
+
+
+def _edit_trees(folder: Path, edit) -> None:
+    import numpy as np
+
+    with np.load(folder / "tabular.npz") as a:
+        arrays = {k: a[k].copy() for k in a.files}
+    edit(arrays)
+    np.savez(folder / "tabular.npz", **arrays)
+
+
+def _cycle(a) -> None:
+    internal = int(next(i for i, x in enumerate(a["p50_left"]) if x >= 0))
+    a["p50_left"][internal] = internal  # a node that is its own child
+
+
+@pytest.mark.parametrize(("edit", "reason"), [
+    (_cycle, "p50_"),
+    (lambda a: a.__setitem__("p50_right", a["p50_right"] * 0 + 10**6), "p50_"),
+    (lambda a: a.__setitem__("p50_left", a["p50_left"][:10]), "p50_"),
+    (lambda a: a.__setitem__("p50_feature", a["p50_feature"] * 0 + 10**6), "p50_"),
+    (lambda a: a.__setitem__("p50_roots", a["p50_roots"] * 0 - 1), "p50_"),
+])
+def test_trees_that_do_not_fit_together_are_refused_at_load(tmp_path: Path, edit,
+                                                            reason: str) -> None:
+    """Node arrays of another length, a child or feature out of range, or a node that is
+    its own descendant: the file is refused when it is read. They failed inside predict
+    ('index 10 is out of bounds for axis 0 with size 10', no file named), or, with a
+    cycle, predict never returned."""
+    from laser_ci.predictors.baselines import TabularPredictor
+
+    folder = _baselines(tmp_path)
+    _edit_trees(folder, edit)
+    with pytest.raises(ValueError, match=f"tabular.npz: .*{reason}"):
+        TabularPredictor.load(folder)
+
+
+def test_text_linear_weights_that_do_not_fit_its_terms_are_refused_at_load(
+        tmp_path: Path) -> None:
+    """Fewer idf weights than terms failed inside predict ('index ... is out of bounds')."""
+    import numpy as np
+
+    from laser_ci.predictors.baselines import TextLinearPredictor
+
+    folder = _baselines(tmp_path)
+    if not (folder / "text_linear.npz").is_file():
+        pytest.skip("no shipped text-linear model")
+    with np.load(folder / "text_linear.npz") as a:
+        arrays = {k: a[k].copy() for k in a.files}
+    arrays["idf"] = arrays["idf"][:10]
+    np.savez(folder / "text_linear.npz", **arrays)
+    with pytest.raises(ValueError, match="text_linear.npz: .* 10 idf weights"):
+        TextLinearPredictor.load(folder)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,18 @@ def _to_runtimes(mu: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Runtime
         Runtime(p10=float(a), p50=float(b), p90=float(c))
         for a, b, c in zip(np.exp(lo), np.exp(mu), np.exp(hi), strict=True)
     ]
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A model file that cannot be read, or holds what does not fit, as one ValueError
+    naming it (a KeyError's message is the bare key)."""
+    try:
+        yield
+    except KeyError as e:
+        raise ValueError(f"{path}: missing {e}") from e
+    except (OSError, ValueError, TypeError, AttributeError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: {e}") from e
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -80,8 +94,9 @@ class MedianPredictor:
 
     @classmethod
     def load(cls, folder: str | Path) -> MedianPredictor:
-        d = json.loads((Path(folder) / cls.FILE).read_text(encoding="utf-8"))
-        return cls(float(d["log_p50"]), float(d["log_p10"]), float(d["log_p90"]))
+        with _reading(Path(folder) / cls.FILE):
+            d = json.loads((Path(folder) / cls.FILE).read_text(encoding="utf-8"))
+            return cls(float(d["log_p50"]), float(d["log_p10"]), float(d["log_p90"]))
 
 
 # --- tree ensembles in numpy --------------------------------------------------------------
@@ -180,6 +195,28 @@ class TreeEnsemble:
 
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
         return {f"{prefix}{f}": getattr(self, f) for f in self.FIELDS}
+
+    def check(self, n_features: int, prefix: str = "") -> None:
+        """Raise ValueError unless the arrays make trees :meth:`predict` can walk: one
+        length for every node array, roots that are nodes, and each internal node's
+        children later nodes (as :meth:`from_lightgbm` and :meth:`mean` lay them out, so
+        every path ends) and its feature one of the ``n_features``."""
+        n = self.n_nodes
+        arrays = ("feature", "threshold", "left", "right", "default_left", "missing", "value")
+        lengths = {f: len(getattr(self, f)) for f in arrays}
+        if len(set(lengths.values())) != 1 or any(getattr(self, f).ndim != 1 for f in arrays):
+            raise ValueError(f"{prefix}trees: node arrays of different shapes ({lengths})")
+        if self.roots.ndim != 1 or np.any((self.roots < 0) | (self.roots >= n)):
+            raise ValueError(f"{prefix}trees: a root that is not one of the {n} nodes")
+        internal = np.flatnonzero(self.left >= 0)
+        for side in (self.left, self.right):
+            child = side[internal]
+            if np.any((child <= internal) | (child >= n)):
+                raise ValueError(f"{prefix}trees: a child that is not a later node")
+        feature = self.feature[internal]
+        if np.any((feature < 0) | (feature >= n_features)):
+            raise ValueError(f"{prefix}trees: a split on a feature beyond the "
+                             f"{n_features} named")
 
     @classmethod
     def from_arrays(cls, arrays: Any, prefix: str) -> TreeEnsemble:
@@ -285,17 +322,27 @@ class TabularPredictor:
     @classmethod
     def load(cls, folder: str | Path) -> TabularPredictor:
         folder = Path(folder)
-        d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
-        with np.load(folder / cls.ARRAYS, allow_pickle=False) as a:
-            model = TreeEnsemble.from_arrays(a, "p50_")
-            lo = TreeEnsemble.from_arrays(a, "p10_") if "p10_roots" in a else None
-            hi = TreeEnsemble.from_arrays(a, "p90_") if "p90_roots" in a else None
-            warm = (WarmPart.from_json(d["warm"], TreeEnsemble.from_arrays(a, "warm_"))
-                    if "warm" in d and "warm_roots" in a else None)
-        return cls(
-            d["feature_names"], model, float(d["offset_lo"]), float(d["offset_hi"]),
-            lo, hi, d.get("info"), warm,
-        )  # fmt: skip
+        with _reading(folder / cls.FILE):
+            d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
+            names = [str(f) for f in d["feature_names"]]
+            offset_lo, offset_hi = float(d["offset_lo"]), float(d["offset_hi"])
+            info, warm_json = d.get("info"), d.get("warm")
+        with _reading(folder / cls.ARRAYS):
+            with np.load(folder / cls.ARRAYS, allow_pickle=False) as a:
+                model = TreeEnsemble.from_arrays(a, "p50_")
+                lo = TreeEnsemble.from_arrays(a, "p10_") if "p10_roots" in a else None
+                hi = TreeEnsemble.from_arrays(a, "p90_") if "p90_roots" in a else None
+                warm_model = (TreeEnsemble.from_arrays(a, "warm_")
+                              if warm_json is not None and "warm_roots" in a else None)
+            for prefix, trees in (("p50_", model), ("p10_", lo), ("p90_", hi)):
+                if trees is not None:
+                    trees.check(len(names), prefix)
+        with _reading(folder / cls.FILE):
+            warm = WarmPart.from_json(warm_json, warm_model) if warm_model is not None else None
+        if warm is not None:
+            with _reading(folder / cls.ARRAYS):
+                warm.model.check(len(warm.feature_names), "warm_")
+        return cls(names, model, offset_lo, offset_hi, lo, hi, info, warm)
 
 
 class WarmPart:
@@ -460,14 +507,20 @@ class TextLinearPredictor:
     @classmethod
     def load(cls, folder: str | Path) -> TextLinearPredictor:
         folder = Path(folder)
-        d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
-        with np.load(folder / cls.ARRAYS, allow_pickle=False) as a:
-            raw = a["vocab"].tobytes().decode("utf-8")
-            vocab = raw.split("\n") if raw else []
-            idf, coef = a["idf"], a["coef"]
+        with _reading(folder / cls.FILE):
+            d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
+            intercept, offset_lo = float(d["intercept"]), float(d["offset_lo"])
+            offset_hi, ngram_max = float(d["offset_hi"]), int(d.get("ngram_max", 2))
+        with _reading(folder / cls.ARRAYS):
+            with np.load(folder / cls.ARRAYS, allow_pickle=False) as a:
+                raw = a["vocab"].tobytes().decode("utf-8")
+                vocab = raw.split("\n") if raw else []
+                idf, coef = a["idf"], a["coef"]
+            if not len(idf) == len(coef) == len(vocab):
+                raise ValueError(f"{len(vocab)} terms, {len(idf)} idf weights and "
+                                 f"{len(coef)} coefficients")
         return cls(
-            vocab, idf, coef, float(d["intercept"]), float(d["offset_lo"]),
-            float(d["offset_hi"]), int(d.get("ngram_max", 2)),
+            vocab, idf, coef, intercept, offset_lo, offset_hi, ngram_max,
             bool(d.get("sublinear_tf", True)), d.get("info"), d.get("norm", "l2"),
         )  # fmt: skip
 
@@ -537,15 +590,17 @@ class HistoryMedianPredictor:
         """``loaded``: baselines already loaded from ``folder`` (the fallback is looked up
         there first, else loaded from the folder)."""
         folder = Path(folder)
-        d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
-        name = str(d.get("fallback") or "median")
+        with _reading(folder / cls.FILE):
+            d = json.loads((folder / cls.FILE).read_text(encoding="utf-8"))
+            name = str(d.get("fallback") or "median")
+            offset_lo, offset_hi = float(d["offset_lo"]), float(d["offset_hi"])
         fallback = (loaded or {}).get(name)
         if fallback is None:
             cls_ = BASELINES.get(name)
             if cls_ is None or cls_ is cls or not (folder / cls_.FILE).is_file():
                 raise ValueError(f"{cls.name}: fallback {name!r} not in {folder}")
             fallback = cls_.load(folder)
-        return cls(fallback, float(d["offset_lo"]), float(d["offset_hi"]), name, d.get("info"))
+        return cls(fallback, offset_lo, offset_hi, name, d.get("info"))
 
 
 class HistoryRecentPredictor(HistoryMedianPredictor):
