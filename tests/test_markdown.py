@@ -81,6 +81,23 @@ def test_html(text: str, expected: str) -> None:
     assert markdown.html(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # our sentences: what backticks mark is a code span, the rest text
+    ("No `timeout-minutes`: suggest `timeout-minutes: 15`.",
+     "No `timeout-minutes`: suggest `timeout-minutes: 15`."),
+    ("`timeout-minutes: 5`–`15` for *all*", "`timeout-minutes: 5`–`15` for \\*all\\*"),
+    ("no marks @you", "no marks @&#8203;you"),
+    ("a lone ` backtick", "a lone \\` backtick"),
+    # a pull request's label inside a span: a backtick of its own cannot break out
+    ("`x` @you [x](https://evil) `` has been retired",
+     "`x` @&#8203;you \\[x\\](https:&#8203;//evil) \\`\\` has been retired"),
+    ("`a|b` <b>", "`a|b` &lt;b&gt;"),
+    ("` padded `", "`  padded  `"),
+])
+def test_prose(text: str, expected: str) -> None:
+    assert markdown.prose(text) == expected
+
+
 @pytest.mark.parametrize(("path", "expected"), [
     (".github/workflows/ci.yml", ".github/workflows/ci.yml"),
     (".github/workflows/we ird).yml", ".github/workflows/we%20ird%29.yml"),

@@ -157,7 +157,7 @@ def test_folded_advice_gives_each_varying_number_as_its_range(tmp_path: Path) ->
     # the comment's instances of one job: the same
     group = [{**j, "id": "t"} for j in result["workflows"][0]["jobs"]]
     folded = comment._assumptions([{**result["workflows"][0], "jobs": group}], detail=1)
-    assert f"timeout-minutes: {minutes[0]}\\`–\\`{minutes[-1]}" in folded
+    assert f"`timeout-minutes: {minutes[0]}`–`{minutes[-1]}`" in folded  # code spans
 
 
 def test_folded_messages_that_differ_in_words() -> None:

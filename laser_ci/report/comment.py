@@ -56,6 +56,7 @@ from laser_ci.report.jobs import (
 )
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import html as _html
+from laser_ci.report.markdown import prose as _prose
 from laser_ci.report.markdown import text as _md
 from laser_ci.report.markdown import url_path
 from laser_ci.report.render import format_duration
@@ -648,12 +649,12 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
                             advice.append("")  # filled in below
                         said[key][2].append((job_label(job), str(a["message"])))
                     else:
-                        advice.append(f"- {label}: {kind}{_md(str(a['message']))}")
+                        advice.append(f"- {label}: {kind}{_prose(str(a['message']))}")
             for kind, at, items in said.values():
                 # true of all of them: a number that varies is its range over the jobs
                 name, message = folded_advice(items)
                 advice[at] = (f"- {label}: {kind}{len(items)} of them, e.g. {_md(name)}: "
-                              f"{_md(message)}")
+                              f"{_prose(message)}")
         wcost = _num(wf.get("cost_usd"))
         if wcost is not None:
             costs.append(f"{wname} {_usd(wcost)}")
@@ -685,7 +686,7 @@ def _errors(result: Mapping[str, Any], ctx: Context) -> str:
         where = str(e.get("path") or "?")
         if e.get("line"):
             where += f":{e['line']}"
-        out.append(f"> - {_code(where)}: {_md(str(e.get('message') or ''))}")
+        out.append(f"> - {_code(where)}: {_prose(str(e.get('message') or ''))}")
     return "\n".join(out) + "\n"
 
 

@@ -62,6 +62,24 @@ def code(s: str, *, table: bool = False) -> str:
     return f"{fence}{s}{fence}"
 
 
+_SPAN = re.compile(r"`([^`]+)`")
+
+
+def prose(s: str) -> str:
+    """A sentence we wrote (advice, an error, an assumption) in which backticks mark code,
+    as ``Suggest `timeout-minutes: 15` ``: each marked piece a code span (:func:`code`),
+    the rest :func:`text`. What came from the pull request inside it (a runner label, a
+    job name) is escaped either way; a backtick of its own only moves where a span ends."""
+    s = _line(s)
+    out: list[str] = []
+    pos = 0
+    for m in _SPAN.finditer(s):
+        out += [text(s[pos:m.start()]), code(m.group(1))]
+        pos = m.end()
+    out.append(text(s[pos:]))
+    return "".join(out)
+
+
 def url_path(path: str) -> str:
     """A repository path as a URL path: percent-encoded but for ``/``, so a space, ``)``,
     ``#`` or ``?`` in a file name cannot end a Markdown link or its path early."""

@@ -28,6 +28,7 @@ from laser_ci.report.jobs import (
 )
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import html as _html
+from laser_ci.report.markdown import prose as _prose
 from laser_ci.report.markdown import text as _md
 from laser_ci.report.plain import encodes as _encodes
 from laser_ci.report.plain import json_text as _json_text
@@ -252,7 +253,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         if advice:
             out.append(f"<details><summary>Advice ({len(advice)})</summary>")
             out.append("")
-            out.extend(f"- **{_md(name)}**: {_md(msg)}" for name, msg in advice)
+            out.extend(f"- **{_md(name)}**: {_prose(msg)}" for name, msg in advice)
             out.append("")
             out.append("</details>")
             out.append("")
@@ -261,12 +262,12 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append("")
         for err in result["errors"]:
             where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
-            out.append(f"- {_code(where)}: {_md(err['message'])}")
+            out.append(f"- {_code(where)}: {_prose(err['message'])}")
         out.append("")
     if result.get("assumptions") and workflows:
         out.append("<details><summary>Assumptions behind the costs</summary>")
         out.append("")
-        out.extend(f"- {_md(a)}" for a in result["assumptions"])
+        out.extend(f"- {_prose(a)}" for a in result["assumptions"])
         out.append("")
         out.append("</details>")
         out.append("")
