@@ -38,11 +38,11 @@ def _folder(tmp_path: Path, rows: list[dict] | None = None, name: str = "data") 
 
 def _one_error_line(r: Result, *parts: str, code: int = 2) -> str:
     """The command failed with ``code``, no traceback, and stderr is one line holding
-    every one of ``parts``."""
+    every one of ``parts`` (besides the folds' progress lines, ``fold 1/3: ...``)."""
     assert r.exit_code == code, (r.exit_code, r.output, r.exception)
     assert isinstance(r.exception, SystemExit), repr(r.exception)
     assert "Traceback" not in r.output
-    lines = r.stderr.strip().splitlines()
+    lines = [x for x in r.stderr.strip().splitlines() if not x.startswith("fold ")]
     assert len(lines) == 1, r.stderr
     for p in parts:
         assert p in lines[0], lines[0]
@@ -156,3 +156,16 @@ def test_eval_output_in_a_folder_that_is_not_there_is_one_line(
         r = _invoke("eval", str(MINI), "--predictor", "median", *(folds or extra), option,
                     str(path))
         _one_error_line(r, "laser-ci: error:", option, str(path), str(parent))
+
+
+# --- eval --folds: too few repositories -------------------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_folds_with_a_fold_left_nothing_to_train_on_is_one_line(tmp_path: Path, jobs: str) -> None:
+    """One repository (or two in a held-out fold and its val fold): some fold's training
+    part is empty. That is said, naming the folder, instead of numpy's IndexError."""
+    rows = [r for r in _mini_rows() if r["repo"] == "tiny/collected"]
+    data = _folder(tmp_path, rows)
+    r = _invoke("eval", str(data), "--folds", "3", "--predictor", "median", "--jobs", jobs)
+    _one_error_line(r, "laser-ci: error:", str(data), "no training examples", "--folds 3")

@@ -59,6 +59,7 @@ from laser_ci.predictors.baselines import (
     vectorize,
 )
 from laser_ci.training.example import Example
+from laser_ci.training.examples import DataError
 from laser_ci.training.history import training_texts
 from laser_ci.training.metrics import interval_score_log
 
@@ -400,6 +401,11 @@ def text_features(examples: Iterable[Example]) -> dict[str, dict[str, float]]:
     return {t: extract(t) for t in texts}
 
 
+class NoTrainingData(DataError):
+    """:func:`fit_baselines` given no training examples (a cross-validation fold whose
+    training part is empty: too few repositories for the folds)."""
+
+
 @dataclass
 class BaselineFit:
     """What :func:`fit_baselines` made: the predictors by name, the tuning logs (the grids,
@@ -434,6 +440,8 @@ def fit_baselines(
     pick hyperparameters and calibrate bands on ``val``. ``feats``: features by text of at
     least every ``train`` and ``val`` text (computed here, inside tabular's time, when not
     given). ``done(name)`` is called after each predictor."""
+    if not train:
+        raise NoTrainingData("no training examples")
     say = log or (lambda _msg: None)
     out = BaselineFit()
     val_wf = [e for e in val if e.kind == "workflow"]

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,7 +16,7 @@ from laser_ci.predictors.lm import SAMPLING
 from laser_ci.report import plain
 from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
-from laser_ci.training.examples import KINDS, load_examples
+from laser_ci.training.examples import KINDS, DataError, load_examples
 from laser_ci.training.examples import reading_data as _reading_data
 from laser_ci.training.history import REGIMES
 
@@ -33,6 +34,20 @@ def _check_output(option: str, path: str) -> None:
         return
     click.echo(plain.line(f"laser-ci: error: {option} {path}: {reason}"), err=True)
     sys.exit(2)
+
+
+def _eval_cv(data_dir: str, folds: int, **kw: Any) -> None:
+    """:func:`laser_ci.training.crossval.eval_cv`; a fold left with nothing to train on is
+    a :class:`DataError` naming the folder."""
+    from laser_ci.training.baselines import NoTrainingData
+    from laser_ci.training.crossval import eval_cv
+
+    try:
+        eval_cv(data_dir, folds, **kw)
+    except NoTrainingData as exc:
+        raise DataError(f"{data_dir}: {exc} in a fold (every repository with examples is in "
+                        f"the held-out fold or its val fold): too few repositories for "
+                        f"--folds {folds}") from None
 
 
 @click.command("eval")
@@ -208,9 +223,7 @@ def eval_command(
     if folds is not None:
         if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
-        from laser_ci.training.crossval import eval_cv
-
-        _reading_data(eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
+        _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
                 only=only, history=history, no_cache=no_cache, write=write_cards,
                 reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
                 lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
