@@ -817,6 +817,31 @@ def test_push_history_comes_from_the_pushed_branch(tmp_path, github, monkeypatch
         in summary
 
 
+def test_merge_group_history_comes_from_the_queue_base_branch(tmp_path, github, monkeypatch):
+    # GITHUB_REF_NAME of a merge queue run is its temporary gh-readonly-queue/... branch,
+    # which never has runs: history was read for it, and every job was cold
+    _add_history(github)
+    ws, _push = _push_checkout(tmp_path, BASE_TREE)
+    queue = f"gh-readonly-queue/main/pr-{NUMBER}-{BASE_SHA}"
+    event = {"action": "checks_requested",
+             "merge_group": {"head_sha": HEAD2_SHA, "head_ref": f"refs/heads/{queue}",
+                             "base_sha": BASE_SHA, "base_ref": "refs/heads/main",
+                             "head_commit": {"id": HEAD2_SHA, "message": "Merge pull request"}},
+             "repository": EVENT["repository"]}
+    env = _env(tmp_path, github, event, GITHUB_EVENT_NAME="merge_group", GITHUB_SHA=HEAD2_SHA,
+               GITHUB_REF=f"refs/heads/{queue}", GITHUB_REF_NAME=queue)
+    result = _invoke(env, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert {r.query["branch"] for r in github.requests_to(r"/runs$")} == {"main"}
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "History: **4 of 7 jobs warm** (predicted with their earlier runs on `main`), 3 cold" \
+        in summary
+    data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    assert data["history"]["branch"] == "main"
+    assert Settings.from_env({"GITHUB_EVENT_NAME": "merge_group",
+                              "GITHUB_REF_NAME": queue}).ref_name == queue  # no payload: as is
+
+
 def test_push_without_checkout_is_a_warning(tmp_path, monkeypatch):
     env = {
         "GITHUB_EVENT_NAME": "workflow_dispatch",

@@ -14,7 +14,8 @@ Flow (see ``action.yml``; inputs arrive only as ``LASER_CI_*`` environment varia
         render_pr_comment -> sticky comment    found by its hidden marker, edited in place;
                                                a 403 (fork PR, read-only token) is a notice
     any other event:
-        fetch_history(current branch), estimate_paths(workspace workflows) -> render_summary
+        fetch_history(current branch; merge_group: the queue's base branch),
+        estimate_paths(workspace workflows) -> render_summary
     always: annotations (p90 over timeout-minutes, read errors), $GITHUB_STEP_SUMMARY,
             the JSON result file and $GITHUB_OUTPUT (json, total-billable-minutes,
             critical-path-minutes)
@@ -90,7 +91,10 @@ class Settings:
     model: Path | None = None  # input model
     history_runs: int = 20  # input history-runs: earlier runs per workflow; 0 disables
     history_cache: Path | None = None  # $RUNNER_TEMP/laser-ci-history (None: ~/.cache/...)
-    ref_name: str | None = None  # GITHUB_REF_NAME: the branch of push/dispatch events
+    # the branch whose runs are the history of events without a PR: GITHUB_REF_NAME (push,
+    # dispatch, ...), or a merge queue's base branch (merge_group.base_ref): the queue's own
+    # gh-readonly-queue/<base>/pr-... branch is new for each group and has no runs
+    ref_name: str | None = None
 
     @property
     def visibility(self) -> str | None:
@@ -142,7 +146,8 @@ class Settings:
             model=Path(model) if model else None,
             history_runs=_count("history-runs", get("LASER_CI_HISTORY_RUNS"), 20),
             history_cache=temp / "laser-ci-history" if get("RUNNER_TEMP") else None,
-            ref_name=get("GITHUB_REF_NAME") or _branch_of(event),
+            ref_name=(_queue_base(get("GITHUB_EVENT_NAME"), event) or get("GITHUB_REF_NAME")
+                      or _branch_of(event)),
         )
 
     @property
@@ -178,6 +183,14 @@ def _branch_of(event: Any) -> str | None:
     if isinstance(ref, str) and ref.startswith("refs/heads/"):
         return ref[len("refs/heads/"):]
     return None
+
+
+def _queue_base(event_name: str | None, event: Any) -> str | None:
+    """The base branch of a ``merge_group`` event (its ``merge_group.base_ref``)."""
+    if event_name != "merge_group" or not isinstance(event, Mapping):
+        return None
+    group = event.get("merge_group")
+    return _branch_of({"ref": group.get("base_ref")}) if isinstance(group, Mapping) else None
 
 
 def _bool(name: str, value: str | None, default: bool) -> bool:
