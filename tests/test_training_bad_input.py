@@ -169,3 +169,16 @@ def test_folds_with_a_fold_left_nothing_to_train_on_is_one_line(tmp_path: Path, 
     data = _folder(tmp_path, rows)
     r = _invoke("eval", str(data), "--folds", "3", "--predictor", "median", "--jobs", jobs)
     _one_error_line(r, "laser-ci: error:", str(data), "no training examples", "--folds 3")
+
+
+# --- train: nothing to learn from -------------------------------------------------------------
+
+
+def test_train_without_a_labeled_training_example_fails(tmp_path: Path) -> None:
+    """Every run untimed (run_time_s 0): no model is trained, so none is written and the
+    exit is not 0 (it wrote an untrained model and exited 0)."""
+    data = _folder(tmp_path, [dict(r, run_time_s=0) for r in _mini_rows()])
+    out = tmp_path / "out"
+    r = _invoke("train", "--data", str(data), "--out", str(out), *TINY)
+    _one_error_line(r, "laser-ci: error:", str(data), "no labeled training examples")
+    assert not (out / "checkpoint").exists()

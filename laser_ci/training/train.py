@@ -834,6 +834,13 @@ def run_training(data_dir: str | os.PathLike[str] | None, out_dir: str | os.Path
     else:
         assert data_dir is not None
         prep = prepare_data(data_dir, cfg, init)
+    if not prep.train_ex:
+        from laser_ci.training.examples import DataError
+
+        raise DataError(f"{bundle if bundle is not None else data_dir}: no labeled training "
+                        f"examples (runs with run_time_s > 0 of the train split's "
+                        f"repositories, kinds {','.join(cfg.kinds) or 'none'}"
+                        f"{', successful runs only' if cfg.success_only else ''})")
     log: dict[str, Any] = {"config": asdict(cfg), "device": str(acc.device),
                            "processes": acc.num_processes, **prep.log}
     tok = prep.tokenizer
