@@ -358,6 +358,36 @@ def test_each_workflows_input_keeps_its_own_comment(tmp_path, github, monkeypatc
     assert len(github.requests_to(rf"/issues/{NUMBER}/comments$", method="POST")) == 2
 
 
+def test_pr_without_github_repository_reads_it_from_the_payload(tmp_path, github, monkeypatch):
+    # the repository was only read from GITHUB_REPOSITORY: without it the run stopped with
+    # "the event payload lacks the repository", though the payload has repository.full_name
+    env = _env(tmp_path, github)
+    del env["GITHUB_REPOSITORY"]
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    result = _invoke(env, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "::warning" not in result.output
+    assert len(github.comments(REPO, NUMBER)) == 1
+
+
+def test_pr_without_any_repository_names_the_variable(tmp_path, github, monkeypatch):
+    event = {k: v for k, v in EVENT.items() if k != "repository"}
+    env = _env(tmp_path, github, event)
+    del env["GITHUB_REPOSITORY"]
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    result = _invoke(env, monkeypatch)
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("::warning")]
+    assert "GITHUB_REPOSITORY is not set" in line and "payload lacks the repository" not in line
+    assert github.requests == []
+    # the SHAs are what the payload lacks: said so, not the repository
+    pr = dict(EVENT["pull_request"], head={"ref": "feature"})
+    env = _env(tmp_path, github, dict(EVENT, pull_request=pr))
+    result = _invoke(env, monkeypatch)
+    (line,) = [x for x in result.output.splitlines() if x.startswith("::warning")]
+    assert "the event payload lacks the pull request's head SHA" in line
+
+
 def test_pr_comment_of_someone_else_is_not_edited(tmp_path, github, monkeypatch):
     human = {"login": "octocat", "id": 583231, "type": "User"}
     github.add_comment(REPO, NUMBER, f"quoting the bot: {MARKER}", user=human)

@@ -76,7 +76,7 @@ class Settings:
 
     event_name: str
     event: Mapping[str, Any] = field(default_factory=dict, repr=False)  # GITHUB_EVENT_PATH
-    repository: str | None = None  # GITHUB_REPOSITORY, owner/name
+    repository: str | None = None  # GITHUB_REPOSITORY (else the event's), owner/name
     api_url: str = "https://api.github.com"  # GITHUB_API_URL (GHES: https://host/api/v3)
     server_url: str = "https://github.com"  # GITHUB_SERVER_URL, for links
     token: str | None = field(default=None, repr=False)  # input github-token
@@ -131,7 +131,7 @@ class Settings:
         return cls(
             event_name=get("GITHUB_EVENT_NAME") or "",
             event=event if isinstance(event, Mapping) else {},
-            repository=get("GITHUB_REPOSITORY"),
+            repository=get("GITHUB_REPOSITORY") or _repository_of(event),
             api_url=(get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
             server_url=(get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
             token=get("LASER_CI_GITHUB_TOKEN") or get("GITHUB_TOKEN"),
@@ -183,6 +183,13 @@ def _branch_of(event: Any) -> str | None:
     if isinstance(ref, str) and ref.startswith("refs/heads/"):
         return ref[len("refs/heads/"):]
     return None
+
+
+def _repository_of(event: Any) -> str | None:
+    """The event payload's ``repository.full_name`` (owner/name)."""
+    repo = event.get("repository") if isinstance(event, Mapping) else None
+    name = repo.get("full_name") if isinstance(repo, Mapping) else None
+    return name if isinstance(name, str) and re.fullmatch(r"[^/\s]+/[^/\s]+", name) else None
 
 
 def _queue_base(event_name: str | None, event: Any) -> str | None:
@@ -326,8 +333,12 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
     number = int(pr["number"])
     head_sha = str((pr.get("head") or {}).get("sha") or "")
     base_sha = str((pr.get("base") or {}).get("sha") or "")
-    if not (settings.repository and head_sha and base_sha):
-        raise SettingsError("the event payload lacks the repository or the head/base SHAs")
+    if not settings.repository:
+        raise SettingsError("GITHUB_REPOSITORY is not set (and the event payload has no "
+                            "repository.full_name)")
+    missing = [side for side, sha in (("head", head_sha), ("base", base_sha)) if not sha]
+    if missing:
+        raise SettingsError(f"the event payload lacks the pull request's {'/'.join(missing)} SHA")
 
     gh = _github(settings)
     repo = gh.get_repo(settings.repository)
