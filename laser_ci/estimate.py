@@ -10,7 +10,8 @@ The result is a plain JSON-able dict (documented in the README, stable)::
      "workflows": [{"path", "name", "triggers", "called_only", "called_by",
                     "jobs": [{"id", "name", "label", "group", "line", "runs_on", "matrix",
                               "dynamic_matrix", "expanded", "run_time", "runs_on_events",
-                              "needs", "timeout_minutes", "remote_workflow", "called_workflow",
+                              "skipped_after", "needs", "timeout_minutes", "remote_workflow",
+                              "called_workflow",
                               "runtime_s": {"p10", "p50", "p90"}, "history_runs",
                               "history_source", ...sizing fields}],
                     "critical_path_s", "billable_s", ...}],
@@ -45,7 +46,14 @@ from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
 from laser_ci.workflows.graph import critical_path
 from laser_ci.workflows.model import JobInstance, ReadError, RepoProfile, Workflow
-from laser_ci.workflows.parse import DiskFiles, FileSource, read_workflows, root_of, workflow_targets
+from laser_ci.workflows.parse import (
+    DiskFiles,
+    FileSource,
+    read_workflows,
+    root_of,
+    skip_after,
+    workflow_targets,
+)
 from laser_ci.workflows.repo_profile import profile_dir
 
 
@@ -88,6 +96,7 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "expanded": job.expanded,
         "run_time": {k: list(v) for k, v in job.run_time.items()},
         "runs_on_events": None if job.events is None else list(job.events),
+        "skipped_after": job.skipped_after,
         "needs": list(job.needs),
         "timeout_minutes": _json_value(job.timeout_minutes),
         "remote_workflow": job.remote_workflow,
@@ -140,6 +149,16 @@ class _OtherRunners:
             got = self.predictor.predict([self.asked[k] for k in keys])
             self.cache.update(zip(keys, got, strict=True))
         self.asked.clear()
+
+
+def _retired_jobs(wf: Workflow, opts: SizingOptions) -> set[str]:
+    """The ids of the jobs whose every instance asks for a runner label GitHub retired."""
+    retired: dict[str, bool] = {}
+    for job in wf.jobs:
+        runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
+                                self_hosted_rate=opts.self_hosted_rate)
+        retired[job.id] = retired.get(job.id, True) and runner.retired
+    return {i for i, r in retired.items() if r}
 
 
 def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
@@ -247,6 +266,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     opts = sizing or SizingOptions()
     if history is not None:
         workflows = [runtime_matrix.expand(wf, history.runs_of(wf.path)) for wf in workflows]
+    for wf in workflows:  # a job on a runner GitHub retired fails before it starts: so
+        skip_after(wf.jobs, _retired_jobs(wf, opts))  # do the jobs that need it
     siblings = {wf.path: _siblings(wf, history) for wf in workflows}
     prepared = [_job_text_from(job, wf, profile, history, siblings[wf.path])
                 for wf in workflows for job in wf.jobs]

@@ -332,6 +332,53 @@ jobs:
     assert wf["billable_s"] == pytest.approx(report["runtime_s"]["p50"], abs=0.1)
 
 
+def test_a_job_after_one_on_a_retired_runner_is_skipped_and_says_why() -> None:
+    """A job on a label GitHub retired fails before it starts; a job that needs it is
+    skipped (success() is false) unless its `if:` asks for failure() or always(), and the
+    note names the need that stopped it, not an `if:` it does not have."""
+    from laser_ci.estimate import estimate_files
+
+    files = {"w.yml": """
+on: push
+jobs:
+  old:
+    runs-on: ubuntu-18.04
+    steps: [{run: make}]
+  after-old:
+    needs: old
+    runs-on: ubuntu-latest
+    steps: [{run: make test}]
+  then:
+    needs: after-old
+    runs-on: ubuntu-latest
+    steps: [{run: make deploy}]
+  on-failure:
+    needs: then
+    if: failure()
+    runs-on: ubuntu-latest
+    steps: [{run: make notify}]
+  on-success:
+    needs: old
+    if: success() || github.ref == 'refs/heads/main'
+    runs-on: ubuntu-latest
+    steps: [{run: make notify}]
+"""}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    wf = result["workflows"][0]
+    jobs = {j["name"]: j for j in wf["jobs"]}
+    assert {n: j["runs_on_events"] for n, j in jobs.items()} == {
+        "old": None, "after-old": [], "then": [], "on-failure": None, "on-success": None}
+    assert jobs["after-old"]["skipped_after"] == "old"
+    assert jobs["then"]["skipped_after"] == "after-old"
+    assert jobs["after-old"]["advice"] == []  # it never runs: nothing to advise
+    counted = sum(jobs[n]["runtime_s"]["p50"] for n in ("on-failure", "on-success"))
+    assert wf["billable_s"] == pytest.approx(counted, abs=0.1)
+    table = render(result, "table")
+    assert ("note: after-old: it needs `old`, which does not run, so GitHub skips it too"
+            in table)
+    assert "its `if:` is false" not in table
+
+
 def test_a_dispatch_input_is_empty_on_other_events() -> None:
     """Only a dispatched run has ``inputs``: on push, ``inputs.e2e`` is empty even though the
     dispatch form defaults it to true (GitHub docs, Contexts: inputs), so a job gated on it

@@ -128,6 +128,10 @@ def events_words(job: Mapping[str, Any]) -> str:
     if events is None:
         return ""
     if not events:
+        after = job.get("skipped_after")
+        if isinstance(after, str) and after:
+            return (f"it needs {code(after)}, which does not run, so GitHub skips it too "
+                    "(not counted in the totals)")
         return "its `if:` is false on every trigger: it never runs (not counted in the totals)"
     return "runs only on " + ", ".join(code(e) for e in events) + " (its `if:`)"
 

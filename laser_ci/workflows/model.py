@@ -71,7 +71,8 @@ class JobInstance:
     the name is known); ``run_time`` maps a field (``name``, ``runs-on``, ``matrix``,
     ``timeout-minutes``) to the run-time references it depends on. ``group`` is the name
     of the job definition, shared by all its instances (``test (…)``). ``events``: the
-    triggers on which ``if:`` lets the job run, when not all of them (``()``: never).
+    triggers on which ``if:`` lets the job run, when not all of them (``()``: never);
+    ``skipped_after``: the job it needs that does not run, when that is why it never does.
     ``expanded``: an instance of a run-time matrix taken from the job's latest runs.
     """
 
@@ -104,6 +105,7 @@ class JobInstance:
     group: str = ""
     run_time: dict[str, tuple[str, ...]] = field(default_factory=dict)
     events: tuple[str, ...] | None = None
+    skipped_after: str | None = None  # events == () as it needs this job, which does not run
     expanded: bool = False
     runs_on_source: str | None = None  # "history": the runner labels of its latest run
 

@@ -30,7 +30,7 @@ Nothing here raises on bad input: problems become :class:`ReadError` entries.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -197,22 +197,39 @@ def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
     return inputs
 
 
-def _skip_after_skipped(jobs: Sequence[JobInstance]) -> None:
-    """A job that needs one that never runs never runs either, unless its ``if:`` asks for
-    it with a status function (``always()``, ``!cancelled()``): GitHub skips it, as the
-    implicit ``success()`` is false after a skipped job."""
+def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> None:
+    """A job that needs one that never runs, or one that fails before it starts
+    (``failing``: ids of jobs on a runner label GitHub retired), never runs either, unless
+    its ``if:`` asks for it with a status function (``always()``, ``!cancelled()``, or
+    ``failure()`` after a job that fails): GitHub skips it, as the implicit ``success()`` is
+    false. Such a job gets ``events = ()`` and ``skipped_after``, the need that stopped it;
+    followed down the chain."""
     by_id: dict[str, list[JobInstance]] = {}
     for job in jobs:
         by_id.setdefault(job.id, []).append(job)
-    after_skip = {"success": False, "failure": False, "cancelled": False}
+    failed = set(failing)
+    fails_before: dict[str, bool] = {}
+
+    def failed_before(job_id: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether a job this one needs, or one before it, fails (``failure()`` is true)."""
+        if job_id not in fails_before:
+            needs = {n for j in by_id.get(job_id, ()) for n in j.needs} - seen - {job_id}
+            fails_before[job_id] = any(n in failed or failed_before(n, seen | {job_id})
+                                       for n in sorted(needs))
+        return fails_before[job_id]
+
     changed = True
     while changed:
         never = {i for i, same in by_id.items() if all(j.events == () for j in same)}
+        stopped = never | failed
         changed = False
         for job in jobs:
-            if job.events != () and any(n in never for n in job.needs) and (
-                    job.if_ is None or condition(job.if_, {}, status=after_skip) is False):
-                job.events = ()
+            after = next((n for n in job.needs if n in stopped), None)
+            if job.events == () or after is None:
+                continue
+            status = {"success": False, "failure": failed_before(job.id), "cancelled": False}
+            if job.if_ is None or condition(job.if_, {}, status=status) is False:
+                job.events, job.skipped_after = (), after
                 changed = True
 
 
@@ -370,7 +387,7 @@ class _Reader:
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
                                               github=_github_context(triggers)))
-        _skip_after_skipped(wf.jobs)
+        skip_after(wf.jobs)
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
