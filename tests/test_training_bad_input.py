@@ -182,3 +182,25 @@ def test_train_without_a_labeled_training_example_fails(tmp_path: Path) -> None:
     r = _invoke("train", "--data", str(data), "--out", str(out), *TINY)
     _one_error_line(r, "laser-ci: error:", str(data), "no labeled training examples")
     assert not (out / "checkpoint").exists()
+
+
+# --- train / finetune: option values ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--kinds", "nope"), ("--kinds", "job,nope"), ("--kinds", ","), ("--batch-size", "0"),
+    ("--batch-size", "-2"), ("--lr", "-1"), ("--pairs", "-1"),
+])
+@pytest.mark.parametrize("command", ["train", "finetune"])
+def test_a_bad_option_value_is_a_usage_error(tmp_path: Path, command: str, option: str,
+                                             value: str) -> None:
+    if command == "train":
+        args = ["train", "--data", str(MINI), "--out", str(tmp_path / "out"), *TINY]
+    else:
+        args = ["finetune", "--data", str(MINI), "--base", str(LM), "--out",
+                str(tmp_path / "out"), "--device", "cpu"]
+    r = _invoke(*args, option, value)
+    assert r.exit_code == 2, (r.output, r.exception)
+    assert isinstance(r.exception, SystemExit), repr(r.exception)
+    assert f"Invalid value for '{option}'" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

@@ -1183,12 +1183,28 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
 # ---- commands ---------------------------------------------------------------------------------
 
 
+def _kinds_option(_ctx: Any, param: Any, value: str | None) -> str | None:
+    """``--kinds``: comma-separated, each one of the example kinds, at least one."""
+    from laser_ci.training.example import KINDS
+
+    if value is None:
+        return None
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise click.BadParameter(
+            f"{', '.join(map(repr, unknown)) if unknown else 'none given'}; expected a "
+            f"comma-separated list of {', '.join(KINDS)}", param=param)
+    return value
+
+
 def _common(f: Any) -> Any:
     opts = [
         click.option("--seed", type=int, default=0, show_default=True),
         click.option("--epochs", type=int, default=None, help="Fine-tuning epochs."),
-        click.option("--batch-size", type=int, default=None),
-        click.option("--lr", type=float, default=None, help="Fine-tuning learning rate."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=None),
+        click.option("--lr", type=click.FloatRange(min=0), default=None,
+                     help="Fine-tuning learning rate."),
         click.option("--weight-decay", type=float, default=None),
         click.option("--patience", type=int, default=None,
                      help="Epochs without a better validation loss before stopping."),
@@ -1198,7 +1214,7 @@ def _common(f: Any) -> Any:
         click.option("--mixed-precision", type=click.Choice(["no", "bf16", "fp16"]),
                      default=None, help="[no]"),
         click.option("--kinds", default="job,workflow", show_default=True,
-                     help="Task kinds to train on."),
+                     callback=_kinds_option, help="Task kinds to train on."),
         click.option("--success-only", is_flag=True, help="Train on successful runs only."),
         click.option("--history-mode", type=click.Choice(["drop", "both", "warm", "cold"]),
                      default=None,
@@ -1214,7 +1230,7 @@ def _common(f: Any) -> Any:
         click.option("--scale-aug", type=float, default=None,
                      help="Share of warm training texts whose runtime and history are "
                           "rescaled together by a random factor [1.0]; 0: none."),
-        click.option("--pairs", type=int, default=None,
+        click.option("--pairs", type=click.IntRange(min=0), default=None,
                      help="Extra warm texts per training run from earlier runs with another "
                           "configuration, each as if it had been the latest [0]."),
         click.option("--max-val-decode", type=int, default=None,
