@@ -37,7 +37,13 @@ import click
 
 from laser_ci.predictors.base import Predictor, Runtime, predicts_runner_sizes
 from laser_ci.report import plain
-from laser_ci.sizing.advice import SIZES_NOT_PREDICTED, Needs, PredictOn, advise
+from laser_ci.sizing.advice import (
+    SIZES_NOT_PREDICTED,
+    Needs,
+    PredictOn,
+    advise,
+    condition_advice,
+)
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
@@ -168,7 +174,7 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
                             self_hosted_rate=opts.self_hosted_rate)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
     # A job whose `if:` is false on every trigger never runs: nothing to advise on.
-    advice = [] if job.events == () else advise(
+    advice = [] if job.events == () else condition_advice(job.if_) + advise(
         runtime, runner, job.timeout_minutes, visibility=opts.visibility,
         predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}

@@ -223,3 +223,6 @@ def test_an_if_in_a_block_scalar_with_expression_is_a_string_so_the_job_runs(
     jobs = {j["id"]: j for w in json.loads(result.stdout)["workflows"] for j in w["jobs"]}
     assert jobs["folded"].get("runs_on_events") is None
     assert jobs["stripped"]["runs_on_events"] == []
+    # and the folded one is told how to write what it means
+    assert [a["kind"] for a in jobs["folded"]["advice"]][:1] == ["if"]
+    assert "`>-`" in jobs["folded"]["advice"][0]["message"]

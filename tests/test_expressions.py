@@ -25,6 +25,7 @@ from laser_ci.workflows.expressions import (
     evaluate_value,
     interpolate,
     segments,
+    string_condition,
     to_text,
     unknown_refs,
     written_text,
@@ -193,6 +194,21 @@ def test_strings_with_expressions() -> None:
 ])
 def test_one_expression_keeps_its_type_only_alone(text: str, expected: Any) -> None:
     assert interpolate(text, {}) == expected
+
+
+@pytest.mark.parametrize("if_, expected", [
+    ("${{ false }}", None),
+    ("github.event_name == 'push'", None),
+    ("${{ false }}\n", "line break"),  # `if: >` or `if: |` over one line
+    (" ${{ false }} ", "line break"),
+    ("${{ a }} && ${{ b }}", "text"),
+    ("${{ inputs.x }} == 'y'", "text"),
+    ("x ${{", None),  # never closed: a literal string, no expression
+    (None, None),
+    (True, None),
+])
+def test_string_condition(if_: Any, expected: str | None) -> None:
+    assert string_condition(if_) == expected
 
 
 def test_values_render_as_github_renders_them() -> None:

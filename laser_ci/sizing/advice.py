@@ -11,6 +11,7 @@ from laser_ci.predictors.base import Runtime
 from laser_ci.sizing.catalog import Catalog, CatalogEntry, load_catalog
 from laser_ci.sizing.cost import _affordable_minutes, _is_free, break_even_speedup, job_cost
 from laser_ci.sizing.runners import Runner, _from_entry, _visibility
+from laser_ci.workflows.expressions import string_condition
 
 LONG_JOB_S = 600.0  # jobs at least this long (p50) get break-even advice for bigger runners
 SHORT_JOB_S = 30.0  # jobs whose p90 is below this are "far below" the 1-minute billing unit
@@ -39,7 +40,7 @@ class Advice:
     """One actionable suggestion. ``message`` is the headline; ``assumptions`` what it rests
     on (reports fold these); ``suggested`` machine-readable values (e.g. ``runs-on``)."""
 
-    kind: str  # "timeout" | "runner" | "slim" | "merge"
+    kind: str  # "timeout" | "runner" | "slim" | "merge" | "if"
     message: str
     suggested: dict[str, Any] = field(default_factory=dict)
     assumptions: tuple[str, ...] = ()
@@ -78,6 +79,22 @@ def _minutes_value(value: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def condition_advice(if_: Any) -> list[Advice]:
+    """An ``if:`` that GitHub reads as a non-empty string, so true on every trigger
+    (:func:`laser_ci.workflows.expressions.string_condition`; actionlint#272)."""
+    why = string_condition(if_)
+    if why is None:
+        return []
+    if why == "line break":
+        return [Advice("if", "`if:` has a line break or spaces around its `${{ }}` (a `|` or "
+                       "`>` block keeps one): GitHub reads it as text, which is always true, "
+                       "so the job runs on every trigger. Write `>-` or `|-`, or the "
+                       "condition on one line.", {}, ())]
+    return [Advice("if", "`if:` has text outside its `${{ }}`: GitHub reads it as text, which "
+                   "is always true, so the job runs on every trigger. Put the whole condition "
+                   "inside one `${{ }}`, or leave `${{ }}` out.", {}, ())]
 
 
 def advise(

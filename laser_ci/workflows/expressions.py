@@ -1175,6 +1175,21 @@ def condition(value: Any, contexts: Mapping[str, Any] | None = None, *,
                    error=result.error)
 
 
+def string_condition(value: Any) -> str | None:
+    """Why an ``if:`` is a string that GitHub takes as true, not the condition it spells:
+    ``"line break"`` (one ``${{ }}`` with only spaces or the line break a ``|`` or ``>``
+    block keeps around it) or ``"text"`` (``${{ }}`` among other text, as in
+    ``${{ a }} && ${{ b }}``); None for a condition GitHub evaluates."""
+    if not isinstance(value, str) or "${{" not in value:
+        return None
+    pieces = segments(value)
+    if len(pieces) < 2 or not any(is_expr for is_expr, _, _ in pieces):
+        return None
+    around = "".join(source for is_expr, source, _ in pieces if not is_expr)
+    exprs = sum(1 for is_expr, _, _ in pieces if is_expr)
+    return "line break" if exprs == 1 and not around.strip() else "text"
+
+
 # --- after evaluation -----------------------------------------------------------------------
 
 
