@@ -1001,10 +1001,73 @@ def test_action_yml_is_a_safe_composite_action():
     history = next(s for s in steps if s.get("id") == "history-cache")
     assert steps.index(history) < steps.index(next(s for s in steps if s.get("id") == "run"))
     assert history["uses"].startswith("actions/cache@") and _pinned(history["uses"])
-    assert history["with"]["path"] == "${{ runner.temp }}/laser-ci-history"
-    assert history["with"]["key"] == "laser-ci-history-${{ github.repository }}-${{ github.run_id }}"
-    assert history["with"]["restore-keys"] == "laser-ci-history-${{ github.repository }}-"
+    step = "${{ steps.history-key.outputs.step }}"
+    assert history["with"]["path"] == "${{ runner.temp }}/laser-ci-history-" + step
+    prefix = "laser-ci-history-${{ github.repository }}-" + step + "-"
+    job = prefix + "${{ github.job }}-${{ strategy.job-index }}-"
+    assert history["with"]["key"] == job + "${{ github.run_id }}"
+    assert history["with"]["restore-keys"].splitlines() == [job, prefix]
     assert Settings.from_env({"RUNNER_TEMP": "/rt"}).history_cache == Path("/rt/laser-ci-history")
+
+
+def test_each_laser_ci_step_and_job_has_its_own_history_cache(tmp_path):
+    # the key was laser-ci-history-<repo>-<run id> and the folder $RUNNER_TEMP/laser-ci-history
+    # for every step: with two laser-ci steps in one job (two `workflows` inputs), the second
+    # step's restore overwrote the first one's fresh files, and two steps or two jobs of one
+    # run (a matrix) saved the same key, so the second save failed ("Unable to reserve
+    # cache") on every run
+    steps = _yaml(ROOT / "action.yml")["runs"]["steps"]
+    by_id = {s.get("id"): s for s in steps}
+    key_step, cache, run_step = by_id["history-key"], by_id["history-cache"], by_id["run"]
+    assert steps.index(key_step) < steps.index(cache) < steps.index(run_step)
+    assert key_step["if"] == cache["if"] == "inputs.history-runs != '0'"
+
+    def step_output(action: str, workflows: str) -> dict[str, str]:
+        """What the key step writes for a step whose GITHUB_ACTION is ``action``."""
+        out = tmp_path / "output.txt"
+        out.write_text("", encoding="utf-8")
+        env = {"PATH": os.environ["PATH"], "GITHUB_ACTION": action, "GITHUB_OUTPUT": str(out)}
+        env.update({k: {"${{ steps.python.outputs.python-path }}": sys.executable,
+                        "${{ inputs.workflows }}": workflows}[v]
+                    for k, v in key_step["env"].items()})
+        subprocess.run(["bash", "-c", key_step["run"]], env=env, check=True)
+        return dict(line.split("=", 1) for line in out.read_text(encoding="utf-8").splitlines())
+
+    def use(action: str, workflows: str = ".github/workflows", *, job: str = "predict",
+            index: str = "0", run_id: str = "100") -> dict[str, object]:
+        """The cache step's path, key and restore-keys, and the folder laser-ci reads, for
+        one use of the Action, as the runner evaluates them."""
+        values = {"github.repository": REPO, "github.job": job, "strategy.job-index": index,
+                  "github.run_id": run_id, "runner.temp": "/rt"}
+        values.update({f"steps.history-key.outputs.{k}": v
+                       for k, v in step_output(action, workflows).items()})
+
+        def ev(text: str) -> str:
+            return re.sub(r"\$\{\{ *([\w.-]+) *\}\}", lambda m: values[m.group(1)], text)
+
+        return {"path": ev(cache["with"]["path"]), "key": ev(cache["with"]["key"]),
+                "restore": ev(cache["with"]["restore-keys"]).splitlines(),
+                "read": Settings.from_env({
+                    "RUNNER_TEMP": "/rt",
+                    "LASER_CI_HISTORY_CACHE": ev(run_step["env"]["LASER_CI_HISTORY_CACHE"]),
+                }).history_cache}
+
+    first = use("__org_laser-ci.history-key")
+    assert first["read"] == Path(first["path"]) and first["path"].startswith("/rt/")
+    # a second step in the job, another `workflows` input, a matrix leg, another job
+    for other in (use("__org_laser-ci_2.history-key", ".github/workflows/ci.yml"),
+                  use("__org_laser-ci_2.history-key"),
+                  use("__org_laser-ci.history-key", index="1"),
+                  use("__org_laser-ci.history-key", job="estimate")):
+        assert other["key"] != first["key"]
+    second = use("__org_laser-ci_2.history-key", ".github/workflows/ci.yml")
+    assert second["path"] != first["path"] and second["read"] == Path(second["path"])
+    # the next run restores the newest entry of the same step
+    later = use("__org_laser-ci.history-key", run_id="101")
+    assert later["path"] == first["path"] and later["key"] != first["key"]
+    assert later["restore"] and all(first["key"].startswith(k) for k in later["restore"])
+    assert not any(second["key"].startswith(k) for k in later["restore"])
+    assert all(k.startswith(f"laser-ci-history-{REPO}-") for k in later["restore"])
 
 
 def test_the_environment_cache_is_keyed_on_the_dependencies(tmp_path):

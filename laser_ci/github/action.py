@@ -90,7 +90,10 @@ class Settings:
     fail_on_error: bool = False  # input fail-on-error
     model: Path | None = None  # input model
     history_runs: int = 20  # input history-runs: earlier runs per workflow; 0 disables
-    history_cache: Path | None = None  # $RUNNER_TEMP/laser-ci-history (None: ~/.cache/...)
+    # LASER_CI_HISTORY_CACHE: the folder action.yml caches for this step
+    # ($RUNNER_TEMP/laser-ci-history-<step>); else $RUNNER_TEMP/laser-ci-history, or None:
+    # ~/.cache/...
+    history_cache: Path | None = None
     # the branch whose runs are the history of events without a PR: GITHUB_REF_NAME (push,
     # dispatch, ...), or a merge queue's base branch (merge_group.base_ref): the queue's own
     # gh-readonly-queue/<base>/pr-... branch is new for each group and has no runs
@@ -145,7 +148,8 @@ class Settings:
             fail_on_error=_bool("fail-on-error", get("LASER_CI_FAIL_ON_ERROR"), False),
             model=Path(model) if model else None,
             history_runs=_count("history-runs", get("LASER_CI_HISTORY_RUNS"), 20),
-            history_cache=temp / "laser-ci-history" if get("RUNNER_TEMP") else None,
+            history_cache=_opt_path(get("LASER_CI_HISTORY_CACHE"))
+            or (temp / "laser-ci-history" if get("RUNNER_TEMP") else None),
             ref_name=(_queue_base(get("GITHUB_EVENT_NAME"), event) or get("GITHUB_REF_NAME")
                       or _branch_of(event)),
         )
