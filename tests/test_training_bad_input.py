@@ -204,3 +204,26 @@ def test_a_bad_option_value_is_a_usage_error(tmp_path: Path, command: str, optio
     assert isinstance(r.exception, SystemExit), repr(r.exception)
     assert f"Invalid value for '{option}'" in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+# --- train / finetune: where the model goes ---------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["train-out", "finetune-out", "save-bundle"])
+def test_an_output_path_that_cannot_be_made_is_one_line(tmp_path: Path, case: str) -> None:
+    """Under a file, or (--save-bundle) in a folder that is not there: said before the data
+    are read, not a traceback (after the data were prepared, for --save-bundle)."""
+    afile = tmp_path / "afile"
+    afile.write_text("a file\n")
+    if case == "train-out":
+        path, args = afile / "model", ["train", "--data", str(MINI), *TINY]
+        option = "--out"
+    elif case == "finetune-out":
+        path, args = afile / "model", ["finetune", "--data", str(MINI), "--base", str(LM),
+                                       "--device", "cpu"]
+        option = "--out"
+    else:
+        path, args = tmp_path / "nowhere" / "b.npz", ["train", "--data", str(MINI), *TINY]
+        option = "--save-bundle"
+    r = _invoke(*args, option, str(path))
+    _one_error_line(r, "laser-ci: error:", option, str(path))

@@ -1243,6 +1243,31 @@ def _common(f: Any) -> Any:
     return f
 
 
+def _check_out(option: str, path: str, *, folder: bool) -> None:
+    """An output path that cannot be made (a folder under a file, a file in a folder that is
+    not there, a folder it may not write in) is one line and exit 2 before any work."""
+    import sys
+
+    from laser_ci.report import plain
+
+    target = Path(path)
+    if folder:
+        near = target
+        while not near.exists() and near.parent != near:
+            near = near.parent
+        ok_dir = near.is_dir()
+        reason = f"{near}: not a folder" if not ok_dir else f"{near}: cannot write there"
+    else:
+        near = target.parent
+        ok_dir = near.is_dir()
+        reason = (f"{near}: {'not a folder' if near.exists() else 'no such folder'}"
+                  if not ok_dir else f"{near}: cannot write there")
+    if ok_dir and os.access(near, os.W_OK | os.X_OK):
+        return
+    click.echo(plain.line(f"laser-ci: error: {option} {path}: {reason}"), err=True)
+    sys.exit(2)
+
+
 def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
     kinds = kw.pop("kinds", None)
     upd = {k: v for k, v in kw.items() if v is not None}
@@ -1298,6 +1323,10 @@ def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | N
     """Train the runtime language model from scratch (see laser_ci/training/train.py)."""
     base = replace(TrainConfig(), **PRESETS[preset]) if preset else TrainConfig()
     cfg = _cfg_from(base, size=size, **kw)
+    if save_bundle:
+        _check_out("--save-bundle", save_bundle, folder=False)
+    else:
+        _check_out("--out", out_dir, folder=True)
     if pretrain_only:
         if data_dir is None or bundle or save_bundle or init:
             raise click.UsageError("--pretrain-only needs --data, and no --bundle, "
@@ -1337,6 +1366,7 @@ def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **
     # one repository: learning its own level is the point, so no rescaling by default
     cfg = _cfg_from(TrainConfig(epochs=3, lr=2e-4, patience=1, pretrain_steps=0, scale_aug=0.0,
                                 select_on="number_loss"), **kw)
+    _check_out("--out", out_dir, folder=True)
     log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
     click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval_before", "eval")},
                           indent=2))
