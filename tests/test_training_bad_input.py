@@ -227,3 +227,17 @@ def test_an_output_path_that_cannot_be_made_is_one_line(tmp_path: Path, case: st
         option = "--save-bundle"
     r = _invoke(*args, option, str(path))
     _one_error_line(r, "laser-ci: error:", option, str(path))
+
+
+# --- eval --model: a folder with no model -----------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["missing", "empty"])
+def test_eval_model_folder_without_a_model_is_one_line(tmp_path: Path, case: str) -> None:
+    """Said as estimate says it (exit 2, the folder named), not 'train them with
+    benchmarks/baselines.py' and exit 1."""
+    model = tmp_path / "model"
+    if case == "empty":
+        model.mkdir()
+    r = _invoke("eval", str(MINI), "--model", str(model))
+    _one_error_line(r, "laser-ci: error: no predictors found in", str(model), "no model there")

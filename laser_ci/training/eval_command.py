@@ -246,6 +246,11 @@ def eval_command(
                 f"{', '.join(predictors) or 'none'}", param_hint="--predictor"
             )
         predictors = {n: predictors[n] for n in only}
+    if not predictors and model_dir is not None:  # as estimate says it
+        click.echo(plain.line(f"laser-ci: error: no predictors found in {model_dir}: no model "
+                              "there (expected baselines/ or a language model folder; see "
+                              "--model)"), err=True)
+        sys.exit(2)
     if not predictors:
         raise click.ClickException(
             "no predictors found; train them with `python benchmarks/baselines.py`"
