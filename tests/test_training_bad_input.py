@@ -131,6 +131,20 @@ def test_a_blob_whose_text_is_not_a_string_is_one_line(tmp_path: Path, text: obj
     _one_error_line(r, "laser-ci: error:", f"{data / 'blobs.jsonl'}:2:", "text is not a string")
 
 
+@pytest.mark.parametrize("case", ["no blobs file", "a blob left out"])
+def test_runs_whose_file_texts_are_not_there_is_one_line(tmp_path: Path, case: str) -> None:
+    # Without them each run would be read as a job without its workflow file, silently.
+    data = _folder(tmp_path)
+    if case == "no blobs file":
+        (data / "blobs.jsonl").unlink()
+        expected = [f"{data}: no blobs.jsonl.gz or blobs.jsonl"]
+    else:
+        rows = (data / "blobs.jsonl").read_text().splitlines()
+        (data / "blobs.jsonl").write_text("\n".join(rows[1:]) + "\n")
+        expected = [f"{data / 'blobs.jsonl'}:", "file texts the runs name are not there"]
+    _one_error_line(_eval(data), "laser-ci: error:", *expected)
+
+
 # --- eval: output files it cannot write ------------------------------------------------------
 
 

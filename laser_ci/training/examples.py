@@ -183,6 +183,17 @@ def load_blobs(
     return out
 
 
+def _check_blobs(data_dir: Path, needed: set[str], blobs: dict[str, str]) -> None:
+    """The file texts the runs name must all be there: without them every such run would
+    become a text without its workflow, silently."""
+    missing = needed - blobs.keys()
+    if not missing:
+        return
+    path = _data_file(data_dir, "blobs")  # no blobs file at all: FileNotFoundError
+    raise DataError(f"{path}: {len(missing):,} of the {len(needed):,} file texts the runs "
+                    f"name are not there (e.g. {min(missing)})")
+
+
 def load_corpus(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Rows of ``corpus.jsonl[.gz]`` (``repo``, ``path``, ``blob``); empty when absent."""
     path = _data_file(data_dir, "corpus", required=False)
@@ -403,6 +414,7 @@ def load_examples(
         runs = load_runs(d)
         needed = {b for r in runs for b in (r.get("files") or {}).values()}
         blobs = load_blobs(d, needed)
+        _check_blobs(d, needed, blobs)
         examples = []
         renderers: list[Any] = []
         read_cache: dict[Any, list[Any]] = {}
