@@ -158,13 +158,11 @@ class _OtherRunners:
 
 
 def _retired_jobs(wf: Workflow, opts: SizingOptions) -> set[str]:
-    """The ids of the jobs whose every instance asks for a runner label GitHub retired."""
-    retired: dict[str, bool] = {}
-    for job in wf.jobs:
-        runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
-                                self_hosted_rate=opts.self_hosted_rate)
-        retired[job.id] = retired.get(job.id, True) and runner.retired
-    return {i for i, r in retired.items() if r}
+    """The ids of the jobs with an instance that asks for a runner label GitHub retired:
+    that instance fails, so the job (its matrix as a whole) fails for the jobs after it."""
+    return {job.id for job in wf.jobs
+            if resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
+                              self_hosted_rate=opts.self_hosted_rate).retired}
 
 
 def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,

@@ -379,6 +379,30 @@ jobs:
     assert "its `if:` is false" not in table
 
 
+def test_skipping_follows_a_long_chain_and_a_matrix_with_one_retired_leg() -> None:
+    """A `needs` chain hundreds of jobs long is followed without a recursion limit (a pull
+    request can write one); one retired leg fails its matrix, so the jobs after it are
+    skipped, and `failure()` holds at the end of the chain."""
+    from laser_ci.estimate import estimate_files
+
+    job = "    runs-on: ubuntu-latest\n    steps: [{run: make}]\n"
+    chain = "".join(f"  j{i}:\n    needs: {'legs' if i == 0 else f'j{i - 1}'}\n{job}"
+                    for i in range(600))
+    files = {"w.yml": (
+        "on: push\njobs:\n"
+        "  legs:\n    strategy: {matrix: {os: [ubuntu-18.04, ubuntu-latest]}}\n"
+        "    runs-on: ${{ matrix.os }}\n    steps: [{run: make}]\n"
+        + chain
+        + f"  tell:\n    needs: j599\n    if: failure()\n{job}"
+        + f"  off:\n    if: false\n{job}  last:\n    needs: [j599, off]\n{job}")}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    jobs = {j["name"]: j for j in result["workflows"][0]["jobs"]}
+    assert jobs["j0"]["skipped_after"] == "legs" and jobs["j599"]["skipped_after"] == "j598"
+    assert jobs["tell"]["runs_on_events"] is None
+    assert jobs["last"]["skipped_after"] in ("j599", "off")
+    assert not result["errors"]
+
+
 def test_a_dispatch_input_is_empty_on_other_events() -> None:
     """Only a dispatched run has ``inputs``: on push, ``inputs.e2e`` is empty even though the
     dispatch form defaults it to true (GitHub docs, Contexts: inputs), so a job gated on it

@@ -208,15 +208,19 @@ def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> No
     for job in jobs:
         by_id.setdefault(job.id, []).append(job)
     failed = set(failing)
-    fails_before: dict[str, bool] = {}
-
-    def failed_before(job_id: str, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether a job this one needs, or one before it, fails (``failure()`` is true)."""
-        if job_id not in fails_before:
-            needs = {n for j in by_id.get(job_id, ()) for n in j.needs} - seen - {job_id}
-            fails_before[job_id] = any(n in failed or failed_before(n, seen | {job_id})
-                                       for n in sorted(needs))
-        return fails_before[job_id]
+    # the jobs after a failing one, however far down (``failure()`` is true in them): a walk
+    # down the `needs` edges, not a recursion, as a chain may be hundreds of jobs long
+    needed_by: dict[str, set[str]] = {}
+    for job in jobs:
+        for n in job.needs:
+            needed_by.setdefault(n, set()).add(job.id)
+    after_failure: set[str] = set()
+    stack = sorted(failed)
+    while stack:
+        for dependent in needed_by.get(stack.pop(), ()):
+            if dependent not in after_failure:
+                after_failure.add(dependent)
+                stack.append(dependent)
 
     changed = True
     while changed:
@@ -227,7 +231,7 @@ def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> No
             after = next((n for n in job.needs if n in stopped), None)
             if job.events == () or after is None:
                 continue
-            status = {"success": False, "failure": failed_before(job.id), "cancelled": False}
+            status = {"success": False, "failure": job.id in after_failure, "cancelled": False}
             if job.if_ is None or condition(job.if_, {}, status=status) is False:
                 job.events, job.skipped_after = (), after
                 changed = True
