@@ -14,7 +14,8 @@ def _never_fail_to_print() -> None:
     """A character the terminal's encoding lacks (a CJK job name on a cp1252 console, a
     file name's undecodable byte) is written escaped (``\\u6d4b``), not a traceback."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict",
+                                                                      "surrogateescape"):
             stream.reconfigure(errors="backslashreplace")
 
 

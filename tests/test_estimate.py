@@ -226,3 +226,22 @@ def test_an_if_in_a_block_scalar_with_expression_is_a_string_so_the_job_runs(
     # and the folded one is told how to write what it means
     assert [a["kind"] for a in jobs["folded"]["advice"]][:1] == ["if"]
     assert "`>-`" in jobs["folded"]["advice"][0]["message"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_a_lone_surrogate_in_a_job_name_is_shown_as_a_replacement_character(
+        tmp_path: Path, fake_predictor: Any, fmt: str) -> None:
+    # YAML's "\uD800" escape makes a lone surrogate, which UTF-8 cannot hold: every
+    # output (and the PR comment, which measures its UTF-8 size) stopped on it.
+    from laser_ci.report.comment import render_pr_comment
+
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text('on: push\njobs:\n  a:\n    name: "x\\uD800y \\uD83D\\uDE00"\n'
+                               "    runs-on: ubuntu-latest\n    steps: [{run: make}]\n")
+    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", fmt])
+    assert result.exit_code == 0, result.output
+    assert "x\ufffdy \U0001f600" in (result.stdout if fmt != "json" else
+                                     json.loads(result.stdout)["workflows"][0]["jobs"][0]["name"])
+    if fmt == "json":
+        assert "x\ufffdy" in render_pr_comment(json.loads(result.stdout), None, ["ci.yml"])

@@ -92,6 +92,7 @@ from laser_ci.text.history import (
     without_history_field,
 )
 from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
+from laser_ci.workflows.yamlload import well_formed
 
 PAD = "<pad>"
 EOS = "<eos>"
@@ -105,17 +106,6 @@ INSTANCE_LINES = ("job: ", "runs-on: ", "matrix: ")  # moved to the end by share
 RATIO_CENTER = math.sqrt(10.0)
 OUTCOME_LINE = "outcome: "
 REFERENCE_LINE = "reference: "
-
-
-def _encodable(text: str) -> str:
-    """``text`` as the tokenizer can take it (UTF-8): an escaped surrogate pair (YAML keeps
-    ``"\\uD83D\\uDE00"`` as two surrogates) as the character it stands for, a lone
-    surrogate as U+FFFD; any other text unchanged."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 def _move_instance_lines(body: str) -> tuple[str, list[str]]:
@@ -255,7 +245,8 @@ class PromptCodec:
         the ``shared-prefix`` layout (texts with the same body have the same ``shared``
         ids, whatever their other lines), ``[]`` in the ``serial`` one; ``own`` is the rest,
         ``<sep>`` last."""
-        prompts = [self._layout(_encodable(t)) for t in texts]
+        # any reader's text as UTF-8 holds it (the tokenizer takes nothing else)
+        prompts = [self._layout(well_formed(t)) for t in texts]
         encode = self.tokenizer.encode_batch
         bodies = [body for body, _, _, _ in prompts]
         instance_texts = ["".join("\n" + line for line in inst) for _, inst, _, _ in prompts]

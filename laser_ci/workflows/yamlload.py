@@ -147,10 +147,28 @@ def _construct_mapping(loader: _Loader, node: MappingNode) -> YDict:
         result.lines[key] = line
 
 
+def well_formed(text: str) -> str:
+    """``text`` as UTF-8 can hold it: an escaped surrogate pair (YAML keeps
+    ``"\\uD83D\\uDE00"`` as two surrogates) as the character it stands for, a lone
+    surrogate (``"\\uD800"``) as U+FFFD, as GitHub's UTF-8 shows it; other text unchanged."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _construct_str(loader: _Loader, node: ScalarNode) -> str:
+    # every string of a workflow is well formed from here on: a job named "x\uD800" in a
+    # pull request cannot stop the report, the comment or the JSON that write it
+    return well_formed(str(loader.construct_scalar(node)))
+
+
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:str", _construct_str)
 # Timestamps are plain strings in workflows.
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
 
 
 def _check_size(root: Node) -> tuple[str, int] | None:
