@@ -200,8 +200,11 @@ def test_one_expression_keeps_its_type_only_alone(text: str, expected: Any) -> N
     ("${{ false }}", None),
     ("github.event_name == 'push'", None),
     ("${{ false }}\n", "line break"),  # `if: >` or `if: |` over one line
-    (" ${{ false }} ", "line break"),
+    ("  ${{ false }}\n", "line break"),
+    (" ${{ false }} ", "spaces"),  # quoted
     ("${{ a }} && ${{ b }}", "text"),
+    ("${{ a }} ${{ b }}", "text"),  # the space: never an empty string
+    ("${{ a }}${{ b }}", None),  # may be empty: false
     ("${{ inputs.x }} == 'y'", "text"),
     ("x ${{", None),  # never closed: a literal string, no expression
     (None, None),
@@ -260,6 +263,16 @@ AFTER_SKIP = {"success": False, "failure": False, "cancelled": False}  # a need 
     ("${{ false }} && true", "push", OK, True),
     ("${{ always() }}\n", "push", AFTER_SKIP, True),
     ("${{ '' }}${{ '' }}", "push", OK, False),
+    # a YAML boolean or number is read as its text, after success() && as any condition;
+    # `${{ 'x' }}` is the literal x; a blank one is success()
+    (True, "push", OK, True),
+    (True, "push", AFTER_SKIP, False),
+    (1, "push", AFTER_SKIP, False),
+    ("", "push", OK, True),
+    ("", "push", AFTER_SKIP, False),
+    ("${{ '' }}", "push", OK, True),
+    ("${{ 'false' }}", "push", OK, False),
+    ("${{ 'always()' }}", "push", AFTER_SKIP, True),
 ])
 def test_conditions(if_: Any, event: str, status: dict | None, expected: bool | None) -> None:
     got = condition(if_, {"github": {"event_name": event}, "inputs": {}}, status=status)

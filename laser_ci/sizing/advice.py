@@ -87,14 +87,16 @@ def condition_advice(if_: Any) -> list[Advice]:
     why = string_condition(if_)
     if why is None:
         return []
-    if why == "line break":
-        return [Advice("if", "`if:` has a line break or spaces around its `${{ }}` (a `|` or "
-                       "`>` block keeps one): GitHub reads it as text, which is always true, "
-                       "so the job runs on every trigger. Write `>-` or `|-`, or the "
-                       "condition on one line.", {}, ())]
-    return [Advice("if", "`if:` has text outside its `${{ }}`: GitHub reads it as text, which "
-                   "is always true, so the job runs on every trigger. Put the whole condition "
-                   "inside one `${{ }}`, or leave `${{ }}` out.", {}, ())]
+    always = ("GitHub reads it as text, which is always true, so the job runs on every "
+              "trigger.")
+    fix = {"line break": "`if:` has a line break after its `${{ }}` (a `|` or `>` block "
+                         f"keeps one): {always} Write `>-` or `|-`, or the condition on "
+                         "one line.",
+           "spaces": f"`if:` has spaces around its `${{ }}` inside quotes: {always} "
+                     "Remove them.",
+           "text": f"`if:` has text outside its `${{ }}`: {always} Put the whole "
+                   "condition inside one `${{ }}`, or leave `${{ }}` out."}[why]
+    return [Advice("if", fix, {}, ())]
 
 
 def advise(

@@ -1145,6 +1145,14 @@ def condition(value: Any, contexts: Mapping[str, Any] | None = None, *,
     """
     if value is None:
         return True
+    if isinstance(value, (bool, int, float)):
+        value = to_text(value)  # a YAML `true` or `1` is read as its text (still success() &&)
+    if isinstance(value, str):
+        # `${{ 'x' }}` is the literal x before anything (TemplateReader.ParseScalar), and a
+        # blank condition is success() (WorkflowTemplateConverter.ConvertToIfCondition)
+        literal = literal_string(value)
+        value = value if literal is None else literal
+        value = value if value.strip() else "success()"
     if isinstance(value, Unknown):
         result: Any = value
     elif not isinstance(value, str):
@@ -1177,17 +1185,20 @@ def condition(value: Any, contexts: Mapping[str, Any] | None = None, *,
 
 def string_condition(value: Any) -> str | None:
     """Why an ``if:`` is a string that GitHub takes as true, not the condition it spells:
-    ``"line break"`` (one ``${{ }}`` with only spaces or the line break a ``|`` or ``>``
-    block keeps around it) or ``"text"`` (``${{ }}`` among other text, as in
-    ``${{ a }} && ${{ b }}``); None for a condition GitHub evaluates."""
+    ``"line break"`` (one ``${{ }}`` with the line break a ``|`` or ``>`` block keeps, and
+    maybe spaces, around it), ``"spaces"`` (only spaces around it, as in ``' ${{ x }}'``)
+    or ``"text"`` (``${{ }}`` among other text, as in ``${{ a }} && ${{ b }}``); None for a
+    condition GitHub evaluates, and for ``${{ a }}${{ b }}``, whose text may be empty."""
     if not isinstance(value, str) or "${{" not in value:
         return None
     pieces = segments(value)
-    if len(pieces) < 2 or not any(is_expr for is_expr, _, _ in pieces):
-        return None
-    around = "".join(source for is_expr, source, _ in pieces if not is_expr)
     exprs = sum(1 for is_expr, _, _ in pieces if is_expr)
-    return "line break" if exprs == 1 and not around.strip() else "text"
+    around = "".join(source for is_expr, source, _ in pieces if not is_expr)
+    if not exprs or not around:
+        return None
+    if exprs > 1 or around.strip():
+        return "text"
+    return "line break" if "\n" in around else "spaces"
 
 
 # --- after evaluation -----------------------------------------------------------------------
