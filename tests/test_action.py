@@ -1005,7 +1005,7 @@ def test_action_yml_is_a_safe_composite_action():
     assert history["with"]["path"] == "${{ runner.temp }}/laser-ci-history-" + step
     prefix = "laser-ci-history-${{ github.repository }}-" + step + "-"
     job = prefix + "${{ github.job }}-${{ strategy.job-index }}-"
-    assert history["with"]["key"] == job + "${{ github.run_id }}"
+    assert history["with"]["key"] == job + "${{ github.run_id }}-${{ github.run_attempt }}"
     assert history["with"]["restore-keys"].splitlines() == [job, prefix]
     assert Settings.from_env({"RUNNER_TEMP": "/rt"}).history_cache == Path("/rt/laser-ci-history")
 
@@ -1034,11 +1034,11 @@ def test_each_laser_ci_step_and_job_has_its_own_history_cache(tmp_path):
         return dict(line.split("=", 1) for line in out.read_text(encoding="utf-8").splitlines())
 
     def use(action: str, workflows: str = ".github/workflows", *, job: str = "predict",
-            index: str = "0", run_id: str = "100") -> dict[str, object]:
+            index: str = "0", run_id: str = "100", attempt: str = "1") -> dict[str, object]:
         """The cache step's path, key and restore-keys, and the folder laser-ci reads, for
         one use of the Action, as the runner evaluates them."""
         values = {"github.repository": REPO, "github.job": job, "strategy.job-index": index,
-                  "github.run_id": run_id, "runner.temp": "/rt"}
+                  "github.run_id": run_id, "github.run_attempt": attempt, "runner.temp": "/rt"}
         values.update({f"steps.history-key.outputs.{k}": v
                        for k, v in step_output(action, workflows).items()})
 
@@ -1062,6 +1062,10 @@ def test_each_laser_ci_step_and_job_has_its_own_history_cache(tmp_path):
         assert other["key"] != first["key"]
     second = use("__org_laser-ci_2.history-key", ".github/workflows/ci.yml")
     assert second["path"] != first["path"] and second["read"] == Path(second["path"])
+    # a re-run (same run id, next attempt) saves what it fetched under a key of its own
+    rerun = use("__org_laser-ci.history-key", attempt="2")
+    assert rerun["key"] != first["key"] and all(first["key"].startswith(k)
+                                                 for k in rerun["restore"])
     # the next run restores the newest entry of the same step
     later = use("__org_laser-ci.history-key", run_id="101")
     assert later["path"] == first["path"] and later["key"] != first["key"]
