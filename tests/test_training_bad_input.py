@@ -121,6 +121,14 @@ def test_a_runs_row_with_a_field_of_the_wrong_type_is_one_line(
         _one_error_line(r, "laser-ci: error:", f"{data / 'runs.jsonl'}:3:", reason)
 
 
+def test_a_file_whose_blob_was_not_recorded_is_left_out_not_an_error(tmp_path: Path) -> None:
+    # a null blob id (the file was not fetched) was read before as a file left out
+    rows = _mini_rows()
+    rows[2]["files"] = {**rows[2]["files"], ".github/workflows/other.yml": None}
+    r = _eval(_folder(tmp_path, rows))
+    assert r.exit_code == 0, r.output
+
+
 @pytest.mark.parametrize("text", [5, ["name: CI"], {"a": 1}])
 def test_a_blob_whose_text_is_not_a_string_is_one_line(tmp_path: Path, text: object) -> None:
     data = _folder(tmp_path)

@@ -150,7 +150,7 @@ def _check_run(path: Path, n: int, row: dict[str, Any]) -> None:
 
     files = row.get("files")
     if files is not None and not (isinstance(files, dict) and all(
-            isinstance(b, str) for b in files.values())):
+            b is None or isinstance(b, str) for b in files.values())):  # None: not recorded
         raise DataError(f"{path}:{n}: files is not an object of path -> blob id "
                         f"({_short(files)})")
     try:
@@ -412,7 +412,7 @@ def load_examples(
             examples = None
     if examples is None:
         runs = load_runs(d)
-        needed = {b for r in runs for b in (r.get("files") or {}).values()}
+        needed = {b for r in runs for b in (r.get("files") or {}).values() if b is not None}
         blobs = load_blobs(d, needed)
         _check_blobs(d, needed, blobs)
         examples = []
