@@ -376,6 +376,18 @@ def test_a_mistyped_first_path_does_not_move_the_repository_root(tmp_path: Path)
 
 
 @pytest.mark.usefixtures("fake_predictor")
+def test_a_path_that_is_not_there_is_named_as_typed(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # with no path there, the root fell back to the path's folder, and the line named
+    # only the last part ('nothere'), relative to that guess
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "elsewhere" / "nothere"
+    result = run_estimate(str(missing))
+    assert_clean_failure(result)
+    assert result.stderr.splitlines() == [f"error: {missing}: no such file or directory"]
+
+
+@pytest.mark.usefixtures("fake_predictor")
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
 def test_a_name_the_terminal_cannot_encode_is_printed_escaped(tmp_path: Path, fmt: str) -> None:
     """A CJK or emoji job name on a cp1252 console (Windows, output redirected): escaped,

@@ -765,6 +765,8 @@ def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], 
 
     def shown(f: Path) -> str:
         try:  # the folder resolved, the file itself not (it may be a link)
+            if not os.path.lexists(f):  # not there: as typed, not under a root guessed for it
+                return str(f)
             return (f.absolute().parent.resolve() / f.name).relative_to(repo_root).as_posix()
         except _PATH_ERRORS:
             return str(f)
