@@ -45,7 +45,10 @@ _CODEC = NumberCodec()
 
 def seconds_of(value: Any) -> float | None:
     """A recorded duration as seconds; None where it is missing, not a number, not finite
-    or not positive (an untimed run or job)."""
+    or not positive (an untimed run or job). A JSON boolean is not a number (Python reads
+    ``true`` as 1)."""
+    if isinstance(value, bool):
+        return None
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):

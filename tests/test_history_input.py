@@ -1,0 +1,50 @@
+"""``estimate --history DIR`` on a collected folder with corrupt parts: each is refused in
+one line, or left out, and never gives a job a wrong history.
+
+The folders are the ``runtime-matrix`` fixture's history (``tests/runtime_history.py``, the
+format ``laser-ci collect`` writes) with one thing changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from runtime_history import WORKFLOW, make_runs, write_folder
+
+from laser_ci.estimate import load_history
+from laser_ci.text.history import seconds_of
+
+ROOT = Path(__file__).parent / "fixtures" / "repos" / "runtime-matrix"
+SHARD = "Unit Test / pkg 1/12 on ubuntu-latest/current"
+
+
+def _runs() -> list[dict]:
+    return make_runs(days=14)
+
+
+def _set_job(row: dict, name: str, **fields: object) -> None:
+    for job in row["jobs"]:
+        if job["name"] == name:
+            job.update(fields)
+
+
+def _times(runs: list[dict], name: str) -> list[float]:
+    """The job's times in the runs, oldest first (as the fixture writes them: all timed)."""
+    return [j["run_time_s"] for r in runs for j in r["jobs"] if j["name"] == name]
+
+
+def test_a_json_boolean_is_not_a_duration() -> None:
+    assert seconds_of(True) is None
+
+
+@pytest.mark.parametrize("name", ["lint", SHARD])
+def test_a_boolean_duration_is_untimed_not_one_second(tmp_path, name: str) -> None:
+    """``"run_time_s": true`` (a corrupt row) was read as 1 s, for a job the workflow names
+    (``lint``) and for an instance of a matrix computed at run time."""
+    runs = _runs()
+    _set_job(runs[-1], name, run_time_s=True)
+    past = load_history(write_folder(tmp_path / "h", runs)).for_job(WORKFLOW, name)
+    assert past is not None and 1.0 not in past.runtimes
+    assert list(past.runtimes) == _times(runs[:-1], name)[-len(past.runtimes):]
