@@ -138,7 +138,9 @@ class JobDiff:
 
     @property
     def delta_s(self) -> float | None:
-        h, b = _p50(self.head), _p50(self.base)
+        """As the billable time counts: a job that never runs (or fails before it starts)
+        adds nothing."""
+        h, b = _billed_p50(self.head), _billed_p50(self.base)
         if self.status == "new":
             return h
         if self.status == "removed":
@@ -428,7 +430,7 @@ def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
     for wf in changed:
         for job in wf.jobs:
             d = job.delta_s
-            if d is None or (job.status == "changed" and abs(d) < 0.5):
+            if d is None or abs(d) < 0.5:  # no change, or a new or removed job that never runs
                 continue
             j = job.head if job.head is not None else job.base or {}
             label = f"**{_md(wf.name)} / {_md(job_label(j) if j else job.name)}**"
@@ -818,6 +820,13 @@ def _p50(job: Mapping[str, Any] | None) -> float | None:
     if job is None:
         return None
     return _num((job.get("runtime_s") or {}).get("p50"))
+
+
+def _billed_p50(job: Mapping[str, Any] | None) -> float | None:
+    """The job's median as the billable time counts it: 0 for one that never runs."""
+    if job is not None and not bills(job):
+        return 0.0
+    return _p50(job)
 
 
 def _num(x: Any) -> float | None:

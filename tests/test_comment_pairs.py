@@ -1,0 +1,48 @@
+"""The PR comment on before/after pairs shaped like real pull requests (small hand-written
+results of ``laser-ci estimate --format json``): what a reader sees in the headline and the
+tables must agree with the totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from laser_ci.report.comment import render_pr_comment
+
+PATH = ".github/workflows/ci.yml"
+
+
+def _job(name: str, p50: float, **extra: Any) -> dict[str, Any]:
+    job = {"id": name, "name": name, "label": name, "group": name,
+           "runtime_s": {"p10": p50 / 4, "p50": p50, "p90": p50 * 4}}
+    job.update(extra)
+    return job
+
+
+def _result(*jobs: dict[str, Any], path: str = PATH, name: str = "CI",
+            errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    never = [j for j in jobs if j.get("runs_on_events") == []]
+    billable = sum(j["runtime_s"]["p50"] for j in jobs if j not in never)
+    wf = {"path": path, "name": name, "jobs": list(jobs), "billable_s": billable,
+          "critical_path_s": max((j["runtime_s"]["p50"] for j in jobs if j not in never),
+                                 default=0.0)}
+    return {"predictor": "history-recent", "workflows": [wf], "errors": errors or []}
+
+
+def _headline(text: str) -> str:
+    return text.split("<details")[0]
+
+
+def test_a_job_that_never_runs_changes_nothing_in_the_biggest_changes() -> None:
+    # spring-projects/sts4 2c77f6d -> 2724480: a new workflow whose purge_cache job's `if:`
+    # is false on every trigger was listed as "new job (1m 08s)", and a job turned off by
+    # its `if:` showed "no change", while the billable time (which leaves such jobs out)
+    # said otherwise
+    base = _result(_job("build", 60), _job("deploy", 300))
+    head = _result(_job("build", 60), _job("deploy", 300, runs_on_events=[]),
+                   _job("purge_cache", 600, runs_on_events=[]))
+    text = render_pr_comment(head, base, [PATH])
+    first = _headline(text)
+    assert "billable **1m 00s** (-5m 00s)" in first
+    assert "**CI / deploy** -5m 00s" in first
+    assert "purge" not in first
+    assert "| deploy | 5m 00s | 1m 15s – 20m 00s | -5m 00s | cold |" in text
