@@ -48,3 +48,20 @@ def test_a_boolean_duration_is_untimed_not_one_second(tmp_path, name: str) -> No
     past = load_history(write_folder(tmp_path / "h", runs)).for_job(WORKFLOW, name)
     assert past is not None and 1.0 not in past.runtimes
     assert list(past.runtimes) == _times(runs[:-1], name)[-len(past.runtimes):]
+
+
+@pytest.mark.parametrize("end", ["cancelled", "skipped"])
+def test_a_cancelled_or_skipped_job_of_the_workflow_is_untimed(tmp_path, end: str) -> None:
+    """A cancelled job's duration is where it was cut (UNTIMED_ENDS): the instances of a
+    run-time matrix left it out, but a job the workflow names (``lint``) counted it, so
+    three runs cancelled after 3 s made its recent median 3 s."""
+    runs = _runs()
+    for row in runs[-3:]:
+        _set_job(row, "lint", conclusion=end, run_time_s=3.0)
+        _set_job(row, SHARD, conclusion=end, run_time_s=3.0)
+    index = load_history(write_folder(tmp_path / "h", runs))
+    for name in ("lint", SHARD):
+        past = index.for_job(WORKFLOW, name)
+        assert past is not None and 3.0 not in past.runtimes, name
+        assert list(past.runtimes) == _times(runs[:-3], name)[-len(past.runtimes):]
+        assert len(past.conclusions) in (0, len(past.runtimes))

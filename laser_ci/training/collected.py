@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from laser_ci.text.history import HistoryIndex, PastRuns
+from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns
 from laser_ci.training.example import Example
 from laser_ci.training.history import parse_time
 
@@ -17,7 +17,8 @@ def load_history_index(
 
     Per (workflow path, job display name): the per-job ``run_time_s`` of the runs (the
     collected ``jobs`` whose name matches one job of the workflow file at that run, or the
-    run's time when its workflow expands to one job), ordered by ``commit_date`` (oldest
+    run's time when its workflow expands to one job; a skipped or cancelled job is untimed,
+    :data:`~laser_ci.text.history.UNTIMED_ENDS`), ordered by ``commit_date`` (oldest
     first; undated runs first), and ``previous_text``: that job serialized from the latest
     run's files. Per workflow path: the runs' totals and the latest run's workflow text.
     ``repo`` picks one repository when the folder holds several (an error otherwise).
@@ -46,6 +47,8 @@ def load_history_index(
     for i in order:
         e = examples[i]
         if e.kind == "job" and e.job_name is not None:
+            if e.conclusion in UNTIMED_ENDS:  # its duration is not a runtime
+                continue
             jobs.setdefault((e.workflow_path, e.job_name), []).append(e)
         elif e.kind == "workflow":
             workflows.setdefault(e.workflow_path, []).append(e)
