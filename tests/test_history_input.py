@@ -65,3 +65,19 @@ def test_a_cancelled_or_skipped_job_of_the_workflow_is_untimed(tmp_path, end: st
         assert past is not None and 3.0 not in past.runtimes, name
         assert list(past.runtimes) == _times(runs[:-3], name)[-len(past.runtimes):]
         assert len(past.conclusions) in (0, len(past.runtimes))
+
+
+@pytest.mark.parametrize("rows", ["all", "every other"])
+def test_runs_without_an_id_are_each_a_run(tmp_path, rows: str) -> None:
+    """Rows without an ``id`` were all one run to a job the workflow names (the last such
+    row, at the first one's place: ``history_runs`` 1, or its latest run among the oldest),
+    while the instances of a run-time matrix counted each row."""
+    runs = _runs()
+    for row in runs if rows == "all" else runs[::2]:
+        del row["id"]
+    index = load_history(write_folder(tmp_path / "h", runs))
+    for name in ("lint", SHARD):
+        past = index.for_job(WORKFLOW, name)
+        assert past is not None
+        assert list(past.runtimes) == _times(runs, name)[-len(past.runtimes):], name
+        assert len(past.runtimes) == len(runs)

@@ -54,7 +54,9 @@ def load_history_index(
             workflows.setdefault(e.workflow_path, []).append(e)
 
     def past(runs: list[Example]) -> PastRuns:
-        once = list({e.run_id: e for e in runs}.values())  # one entry per run
+        # one entry per run (a row an id repeats: a re-run, its last row); a row without
+        # an id is a run of its own, as estimate.load_history reads it
+        once = list({e.run_id or i: e for i, e in enumerate(runs)}.values())
         times = [t for e in once if (t := parse_time(e.commit_date)) is not None]
         span = (max(times) - min(times)) / 86400 if len(times) > 1 else None
         return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span,
