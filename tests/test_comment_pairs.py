@@ -46,3 +46,20 @@ def test_a_job_that_never_runs_changes_nothing_in_the_biggest_changes() -> None:
     assert "**CI / deploy** -5m 00s" in first
     assert "purge" not in first
     assert "| deploy | 5m 00s | 1m 15s – 20m 00s | -5m 00s | cold |" in text
+
+
+def test_a_workflow_unreadable_at_one_end_is_not_called_new_or_removed() -> None:
+    # jbangdev/jbang 5c99b2f -> 7ba44a7 fixes invalid YAML in publish-packages.yml: the
+    # comment called the file a "new workflow", and nothing said it was there, unreadable;
+    # chat2db/Chat2DB bf04330 -> e2bdf7c comments all of test_linux.yml out: "removed"
+    bad = [{"path": PATH, "line": 23, "message": "invalid YAML: could not find expected ':'"}]
+    fixed = render_pr_comment(_result(_job("build", 60)),
+                              {"workflows": [], "errors": bad}, [PATH])
+    assert "<code>.github/workflows/ci.yml</code> (unreadable at base):" in fixed
+    assert "(new workflow)" not in fixed
+    broken = render_pr_comment({"workflows": [], "errors": bad}, _result(_job("build", 60)),
+                               [PATH])
+    assert "<code>.github/workflows/ci.yml</code> (unreadable at head):" in broken
+    assert "(removed workflow)" not in broken
+    added = render_pr_comment(_result(_job("build", 60)), {"workflows": [], "errors": []}, [PATH])
+    assert "(new workflow):" in added

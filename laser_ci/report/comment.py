@@ -307,7 +307,9 @@ def render_pr_comment(
             parts.append(limit.shortened_note(_SHORTENED[detail]))
         parts.append(_errors(head, ctx))
         parts.append(_history_notes(head))
-        parts.extend(_workflow_block(d, ctx, compare=True, detail=detail) for d in changed_diffs)
+        parts.extend(_workflow_block(d, ctx, compare=True, detail=detail,
+                                     unreadable=_unreadable(d, head, base, renamed))
+                     for d in changed_diffs)
         if unchanged:
             parts.append(_unchanged_block(unchanged, ctx, detail=detail))
         parts.append(_assumptions([d.head for d in diffs if d.head is not None], detail=detail))
@@ -520,11 +522,28 @@ def _legend(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"- **{_md(label)}**: {words}" for words, label in seen.items()]
 
 
+def _unreadable(d: WorkflowDiff, head: Mapping[str, Any], base: Mapping[str, Any] | None,
+                renamed: Mapping[str, str] | None) -> str | None:
+    """``"base"`` or ``"head"`` when the workflow is missing at that end because its file
+    could not be read there (an error names it), not because the PR adds or removes it."""
+    if d.status == "new":
+        path = {h: b for b, h in (renamed or {}).items()}.get(d.path, d.path)
+        end, result = "base", base or {}
+    elif d.status == "removed":
+        path, end, result = d.path, "head", head
+    else:
+        return None
+    paths = {str(e.get("path")) for e in result.get("errors") or () if isinstance(e, Mapping)}
+    return end if path in paths else None
+
+
 def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool = False,
-                    detail: int = 2) -> str:
+                    detail: int = 2, unreadable: str | None = None) -> str:
     wf = d.head if d.head is not None else d.base or {}
     title = f"<b>{_html(d.name)}</b> <code>{_html(d.path)}</code>"
-    if compare and d.status == "new":
+    if compare and unreadable:
+        title += f" (unreadable at {unreadable})"
+    elif compare and d.status == "new":
         title += " (new workflow)"
     elif compare and d.status == "removed":
         title += " (removed workflow)"
