@@ -63,3 +63,28 @@ def test_a_workflow_unreadable_at_one_end_is_not_called_new_or_removed() -> None
     assert "(removed workflow)" not in broken
     added = render_pr_comment(_result(_job("build", 60)), {"workflows": [], "errors": []}, [PATH])
     assert "(new workflow):" in added
+
+
+def test_the_same_advice_on_the_instances_of_a_small_matrix_is_one_line() -> None:
+    # pulumi/pulumi-gcp 5c40fc0 -> bc73e89: each of five workflows has test and build_sdk
+    # over 5 languages; the advice said the same timeout line once per instance (50 lines)
+    msg = ("No `timeout-minutes`: a hung run holds the runner for up to 360 min (GitHub's "
+           "default). That is $7.920 per hung run at list price. Suggest `timeout-minutes: {}`.")
+    jobs = [_job(f"test ({lang})", 900, id="test", group="test (…)",
+                 runner={"label": "ubuntu-latest"}, cost_usd=0.12,
+                 advice=[{"kind": "timeout", "message": msg.format(185 + 5 * (i == 4))}])
+            for i, lang in enumerate(("nodejs", "python", "dotnet", "go", "java"))]
+    jobs.append(_job("lint", 60, advice=[{"kind": "timeout", "message": msg.format(5)}]))
+    text = render_pr_comment(_result(*jobs), _result(*jobs), [PATH])
+    advice = text.split("**Advice**")[1].split("</details>")[0].strip().splitlines()
+    assert advice == [
+        "- CI / test (…) (5 instances): `timeout` 5 of them, e.g. test (nodejs): No "
+        "`timeout-minutes`: a hung run holds the runner for up to 360 min (GitHub's "
+        "default). That is $7.920 per hung run at list price. Suggest "
+        "`timeout-minutes: 185`–`190`.",
+        "- CI / lint: `timeout` No `timeout-minutes`: a hung run holds the runner for up to "
+        "360 min (GitHub's default). That is $7.920 per hung run at list price. Suggest "
+        "`timeout-minutes: 5`.",
+    ]
+    # the runner table keeps one row per instance below GROUP_MIN
+    assert "| CI / test (nodejs) |" in text and "| CI / test (java) |" in text

@@ -656,6 +656,13 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
                 if runner or cost is not None:
                     shown = NEVER_RUNS_COST if never_runs(first) else _usd(cost)
                     rows.append(f"| {label} | {_runner_text(runner)} | {shown} |")
+        # the advice of a job with several instances is folded over them, whatever the rows
+        for entry in grouped(jobs, 2):
+            members = entry.jobs if isinstance(entry, Group) else [entry]
+            if isinstance(entry, Group):
+                label = f"{wname} / {_md(entry.label)} ({_plural(entry.count, 'instance')})"
+            else:
+                label = f"{wname} / {_md(job_label(entry))}"
             # the same advice on several instances: (kind, where it goes, jobs and messages)
             said: dict[str, tuple[str, int, list[tuple[str, str]]]] = {}
             for job in members:
