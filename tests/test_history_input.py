@@ -6,7 +6,6 @@ format ``laser-ci collect`` writes) with one thing changed."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +80,24 @@ def test_runs_without_an_id_are_each_a_run(tmp_path, rows: str) -> None:
         assert past is not None
         assert list(past.runtimes) == _times(runs, name)[-len(past.runtimes):], name
         assert len(past.runtimes) == len(runs)
+
+
+@pytest.mark.parametrize("value", [None, "", "missing"])
+def test_a_run_without_a_repository_is_named_by_its_line(tmp_path, value: object) -> None:
+    """One row without ``repo`` made the folder "hold 2 repositories (, octo/monorepo)":
+    an empty name and no file. It is one line naming the row; exit 2, as for any
+    unreadable --history folder."""
+    from laser_ci.cli import main
+
+    runs = _runs()
+    if value == "missing":
+        del runs[5]["repo"]
+    else:
+        runs[5]["repo"] = value
+    folder = write_folder(tmp_path / "h", runs)
+    out = CliRunner().invoke(main, ["estimate", str(ROOT / ".github" / "workflows"),
+                                    "--repo-root", str(ROOT), "--history", str(folder)])
+    assert out.exit_code == 2
+    assert out.stderr.splitlines() == [
+        f"laser-ci: error: --history {folder}: unreadable ({folder / 'runs.jsonl.gz'}:6: "
+        "a run without a repository, in a folder of octo/monorepo's runs)"]

@@ -34,6 +34,10 @@ def load_history_index(
     repos = sorted({e.repo for e in examples})
     if repo is not None:
         examples = [e for e in examples if e.repo == repo]
+    elif len(repos) > 1 and "" in repos:
+        raise ValueError(f"--history {data_dir}: unreadable ({_without_repo(data_dir)}, in a "
+                         f"folder of {', '.join(repos[1:4])}{', ...' if len(repos) > 4 else ''}"
+                         "'s runs)")
     elif len(repos) > 1:
         raise ValueError(f"--history {data_dir} holds {len(repos)} repositories "
                          f"({', '.join(repos[:3])}{', ...' if len(repos) > 3 else ''}); "
@@ -70,3 +74,11 @@ def load_history_index(
     )
 
 
+def _without_repo(data_dir: str | os.PathLike[str]) -> str:
+    """``<runs file>:<line>: a run without a repository``, of the first such row."""
+    from laser_ci.training.examples import _data_file, _numbered_rows
+
+    path = _data_file(data_dir, "runs")
+    assert path is not None
+    line = next((n for n, row in _numbered_rows(path) if not row.get("repo")), None)
+    return f"{path}:{line}: a run without a repository"
