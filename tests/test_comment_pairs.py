@@ -88,3 +88,17 @@ def test_the_same_advice_on_the_instances_of_a_small_matrix_is_one_line() -> Non
     ]
     # the runner table keeps one row per instance below GROUP_MIN
     assert "| CI / test (nodejs) |" in text and "| CI / test (java) |" in text
+
+
+def test_adjacent_run_time_parts_of_a_name_are_one_hole() -> None:
+    # line/armeria b8eb810 -> d328e27: the 8 instances of `build-${{ matrix.on }}-jdk-${{
+    # matrix.java }}${{ matrix.min-java && ... }}${{ matrix.leak && '-leak' || '' }}...`
+    # folded under "build-…-jdk-………………", one hole per expression
+    jobs = [_job(f"build-self-hosted-jdk-{v}", 480, id="build", group="build-…-jdk-………………")
+            for v in range(8, 16)]
+    text = render_pr_comment(_result(*jobs), _result(*jobs), [PATH])
+    assert "**build-…-jdk-…** · 8 instances (below)" in text
+    assert "<summary>build-…-jdk-…: 8 instances</summary>" in text
+    assert "……" not in text
+    from laser_ci.report.jobs import hide_expressions
+    assert hide_expressions("x-${{ a }}${{ b }} ${{ c }}") == "x-… …"

@@ -13,6 +13,7 @@ how the instances of one job are grouped. Pure functions over the JSON result of
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,17 +23,19 @@ from laser_ci.workflows.expressions import segments
 
 GROUP_MIN = 8  # instances of one job from which reports fold them into a group
 HOLE = "…"
+_HOLES = re.compile(f"{HOLE}{{2,}}")
 _FIELDS = {"name": "name", "runs-on": "runner", "matrix": "matrix",
            "timeout-minutes": "timeout"}
 
 
 def hide_expressions(text: str) -> str:
-    """``text`` on one line with each ``${{ ... }}`` (and an unclosed ``${{``) as ``…``."""
+    """``text`` on one line with each ``${{ ... }}`` (and an unclosed ``${{``) as ``…``;
+    holes side by side (``${{ a }}${{ b }}``) are one."""
     text = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
-    if "${{" not in text:
-        return text
-    out = "".join(HOLE if is_expr else source for is_expr, source, _ in segments(text))
-    return out[: out.index("${{")] + HOLE if "${{" in out else out
+    if "${{" in text:
+        text = "".join(HOLE if is_expr else source for is_expr, source, _ in segments(text))
+        text = text[: text.index("${{")] + HOLE if "${{" in text else text
+    return _HOLES.sub(HOLE, text) if HOLE + HOLE in text else text
 
 
 def job_label(job: Mapping[str, Any]) -> str:
