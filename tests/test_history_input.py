@@ -101,3 +101,30 @@ def test_a_run_without_a_repository_is_named_by_its_line(tmp_path, value: object
     assert out.stderr.splitlines() == [
         f"laser-ci: error: --history {folder}: unreadable ({folder / 'runs.jsonl.gz'}:6: "
         "a run without a repository, in a folder of octo/monorepo's runs)"]
+
+
+@pytest.mark.parametrize("jobs", ["lint", {"lint": 57.0}, [["lint", 57.0]], [5]])
+def test_a_jobs_field_that_is_not_a_list_of_jobs_is_one_line(tmp_path, jobs: object) -> None:
+    """A row whose ``jobs`` is not a list of objects was read as a run that listed no job:
+    every job of such a folder was estimated cold under a warning that the folder has no
+    run of it, and the instances of a run-time matrix came from an older run."""
+    from laser_ci.cli import main
+
+    runs = _runs()
+    runs[-1]["jobs"] = jobs  # line 28
+    folder = write_folder(tmp_path / "h", runs)
+    out = CliRunner().invoke(main, ["estimate", str(ROOT / ".github" / "workflows"),
+                                    "--repo-root", str(ROOT), "--history", str(folder)])
+    assert out.exit_code == 2
+    [line] = out.stderr.splitlines()
+    assert line.startswith(f"laser-ci: error: --history {folder}: unreadable "
+                           f"({folder / 'runs.jsonl.gz'}:{len(runs)}: jobs is not a list of "
+                           "jobs (")
+
+
+def test_rows_without_jobs_are_read_as_before(tmp_path) -> None:
+    runs = _runs()
+    runs[0]["jobs"] = None
+    del runs[1]["jobs"]
+    runs[2]["jobs"] = []
+    assert load_history(write_folder(tmp_path / "h", runs)).for_job(WORKFLOW, "lint")

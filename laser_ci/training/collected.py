@@ -31,6 +31,8 @@ def load_history_index(
         raise ValueError(f"--history {data_dir}: not a collected folder ({exc})") from exc
     except (OSError, ValueError) as exc:
         raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
+    if (wrong := _wrong_jobs(data_dir)) is not None:
+        raise ValueError(f"--history {data_dir}: unreadable ({wrong})")
     repos = sorted({e.repo for e in examples})
     if repo is not None:
         examples = [e for e in examples if e.repo == repo]
@@ -82,3 +84,19 @@ def _without_repo(data_dir: str | os.PathLike[str]) -> str:
     assert path is not None
     line = next((n for n, row in _numbered_rows(path) if not row.get("repo")), None)
     return f"{path}:{line}: a run without a repository"
+
+
+def _wrong_jobs(data_dir: str | os.PathLike[str]) -> str | None:
+    """``<runs file>:<line>: jobs is not a list of jobs (...)`` for the first row whose
+    ``jobs`` is there but not a list of objects (each row's jobs as GitHub listed them, or
+    none: null or left out); None when every row's are."""
+    from laser_ci.training.examples import _data_file, _numbered_rows, _short
+
+    path = _data_file(data_dir, "runs")
+    assert path is not None
+    for n, row in _numbered_rows(path):
+        jobs = row.get("jobs")
+        if jobs is not None and not (isinstance(jobs, list)
+                                     and all(isinstance(j, dict) for j in jobs)):
+            return f"{path}:{n}: jobs is not a list of jobs ({_short(jobs)})"
+    return None
