@@ -102,3 +102,21 @@ def test_adjacent_run_time_parts_of_a_name_are_one_hole() -> None:
     assert "……" not in text
     from laser_ci.report.jobs import hide_expressions
     assert hide_expressions("x-${{ a }}${{ b }} ${{ c }}") == "x-… …"
+
+
+def test_a_grouped_job_is_one_of_the_biggest_changes() -> None:
+    # adoptium/installer 3fd483d -> c6b8867 without linux.yml at the head: the 32 instances
+    # of "Check … on … … …" (-1h 03m, one row in the table) were the headline's biggest
+    # changes as three of its instances, "removed job (was 1m 58s)" each
+    def shards(p50: float) -> list[dict[str, Any]]:
+        return [_job(f"shard ({i})", p50, id="shard", group="shard (…)") for i in range(10)]
+
+    base = _result(_job("lint", 60), *shards(120))
+    head = _result(_job("lint", 120), *shards(150))
+    first = _headline(render_pr_comment(head, base, [PATH]))
+    assert ("Biggest changes: **CI / shard (…)** (10 instances) +5m 00s · **CI / lint** +1m 00s"
+            "\n") in first
+    gone = _headline(render_pr_comment(_result(_job("lint", 60)), base, [PATH]))
+    assert "**CI / shard (…)** removed job, 10 instances (was Σ 20m 00s)" in gone
+    added = _headline(render_pr_comment(base, _result(_job("lint", 60)), [PATH]))
+    assert "**CI / shard (…)** new job, 10 instances (Σ 20m 00s)" in added

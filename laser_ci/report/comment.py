@@ -430,7 +430,10 @@ def _headline_pr(
 def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
     ranked: list[tuple[float, str]] = []
     for wf in changed:
-        for job in wf.jobs:
+        for job in _diff_groups(wf.jobs, 2):
+            if isinstance(job, list):  # one row in the table: one change, its instances' sum
+                ranked += _group_change(wf, job)
+                continue
             d = job.delta_s
             if d is None or abs(d) < 0.5:  # no change, or a new or removed job that never runs
                 continue
@@ -445,6 +448,21 @@ def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
             ranked.append((abs(d), text))
     ranked.sort(key=lambda x: -x[0])
     return [text for _, text in ranked[:BIGGEST_CHANGES]]
+
+
+def _group_change(wf: WorkflowDiff, members: Sequence[JobDiff]) -> list[tuple[float, str]]:
+    """The change of a grouped job (:func:`_biggest_changes`), as its table row says it."""
+    deltas = [d for m in members if (d := m.delta_s) is not None]
+    if not deltas or abs(sum(deltas)) < 0.5:
+        return []
+    d, n = sum(deltas), _plural(len(members), "instance")
+    label = f"**{_md(wf.name)} / {_md(_group_label(members))}**"
+    if all(m.status == "new" for m in members):
+        return [(abs(d), f"{label} new job, {n} (Σ {_dur(d)})")]
+    if all(m.status == "removed" for m in members):
+        return [(abs(d), f"{label} removed job, {n} (was Σ {_dur(-d)})")]
+    at_head = _plural(sum(1 for m in members if m.head is not None), "instance")
+    return [(abs(d), f"{label} ({at_head}) {_delta(d)}")]
 
 
 def _diff_groups(jobs: Sequence[JobDiff], detail: int) -> list[JobDiff | list[JobDiff]]:
