@@ -120,3 +120,15 @@ def test_a_grouped_job_is_one_of_the_biggest_changes() -> None:
     assert "**CI / shard (…)** removed job, 10 instances (was Σ 20m 00s)" in gone
     added = _headline(render_pr_comment(base, _result(_job("lint", 60)), [PATH]))
     assert "**CI / shard (…)** new job, 10 instances (Σ 20m 00s)" in added
+
+
+def test_a_renamed_workflow_says_its_old_path() -> None:
+    # JabRef/jabref afb9e76 -> 2afd1f6 renames check-links.yaml to check-links.yml and
+    # cleanup_pr.yml to cleanup-pr.yml: the blocks named the new path alone, so "no change"
+    # beside a file the PR's diff shows as moved read as a mistake
+    old = ".github/workflows/cleanup_pr.yml"
+    base = _result(_job("cleanup", 16), path=old)
+    text = render_pr_comment(_result(_job("cleanup", 16)), base, [old, PATH],
+                             renamed={old: PATH})
+    assert ("<code>.github/workflows/ci.yml</code> (renamed from "
+            "<code>.github/workflows/cleanup_pr.yml</code>): critical path 16s (no change)") in text

@@ -292,6 +292,7 @@ def render_pr_comment(
     """The sticky comment (and job summary) for a pull request, within ``limit``."""
     ctx = context or Context()
     diffs = diff_results(head, base, changed, renamed)
+    to_base = {h: b for b, h in (renamed or {}).items() if b != h}
     changed_diffs = [d for d in diffs if d.status != "unchanged"]
     unchanged = [d for d in diffs if d.status == "unchanged"]
 
@@ -308,7 +309,9 @@ def render_pr_comment(
         parts.append(_errors(head, ctx))
         parts.append(_history_notes(head))
         parts.extend(_workflow_block(d, ctx, compare=True, detail=detail,
-                                     unreadable=_unreadable(d, head, base, renamed))
+                                     unreadable=_unreadable(d, head, base, renamed),
+                                     renamed_from=to_base.get(d.path)
+                                     if d.status == "changed" else None)
                      for d in changed_diffs)
         if unchanged:
             parts.append(_unchanged_block(unchanged, ctx, detail=detail))
@@ -556,9 +559,12 @@ def _unreadable(d: WorkflowDiff, head: Mapping[str, Any], base: Mapping[str, Any
 
 
 def _workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool = False,
-                    detail: int = 2, unreadable: str | None = None) -> str:
+                    detail: int = 2, unreadable: str | None = None,
+                    renamed_from: str | None = None) -> str:
     wf = d.head if d.head is not None else d.base or {}
     title = f"<b>{_html(d.name)}</b> <code>{_html(d.path)}</code>"
+    if renamed_from:
+        title += f" (renamed from <code>{_html(renamed_from)}</code>)"
     if compare and unreadable:
         title += f" (unreadable at {unreadable})"
     elif compare and d.status == "new":
