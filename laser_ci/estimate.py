@@ -357,23 +357,23 @@ def load_history(data_dir: str | os.PathLike[str], repo: str | None = None) -> H
     last ran: the job serialized from the latest run's files, its matrix expanded from the
     runs up to then.
     """
-    from laser_ci.training.collected import load_history_index
+    from laser_ci.training.collected import load_history_index, run_time
     from laser_ci.training.examples import load_blobs, load_runs
-    from laser_ci.training.history import parse_time
 
     index = load_history_index(data_dir, repo)
     try:
         rows = [r for r in load_runs(data_dir) if repo is None or r.get("repo") == repo]
     except (OSError, ValueError) as exc:
         raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
-    order = sorted(range(len(rows)),
-                   key=lambda i: (parse_time(rows[i].get("commit_date")) or float("-inf"), i))
+    # a row an id repeats (a re-run left twice by a collect call that was killed): the last
+    # one, the newest attempt, as load_history_index reads it; a row without an id: its own
+    last = {str(r.get("id")) if r.get("id") is not None else f"#{i}": i
+            for i, r in enumerate(rows)}
+    order = sorted(last.values(), key=lambda i: (
+        run_time(rows[i].get("created_at"), rows[i].get("commit_date")) or float("-inf"), i))
     by_path: dict[str, list[dict[str, Any]]] = {}
-    seen: set[str] = set()
     for i in order:
-        rid = str(rows[i].get("id") or i)
-        if rid not in seen and isinstance(rows[i].get("jobs"), list):
-            seen.add(rid)
+        if isinstance(rows[i].get("jobs"), list):
             by_path.setdefault(str(rows[i].get("workflow_path") or ""), []).append(rows[i])
     wanted = {b for runs in by_path.values() for b in (runs[-1].get("files") or {}).values()}
     blobs = load_blobs(data_dir, wanted) if wanted else {}

@@ -142,7 +142,7 @@ def test_collect_writes_the_shared_format_with_per_job_labels(gh, tmp_path):
     runs = {r["workflow_path"]: r for r in read(tmp_path, "runs")}
     assert set(runs) == {CI, LINT}
     for row in runs.values():
-        assert set(row) == SHARED_KEYS | {"jobs"}
+        assert set(row) == SHARED_KEYS | {"jobs", "created_at"}
         for job in row["jobs"]:
             assert set(job) == JOB_KEYS
     ra, rb = runs[CI], runs[LINT]

@@ -128,3 +128,34 @@ def test_rows_without_jobs_are_read_as_before(tmp_path) -> None:
     del runs[1]["jobs"]
     runs[2]["jobs"] = []
     assert load_history(write_folder(tmp_path / "h", runs)).for_job(WORKFLOW, "lint")
+
+
+def test_runs_on_one_commit_are_ordered_by_when_they_ran(tmp_path) -> None:
+    """Runs of one commit (a schedule on a quiet branch) tie on its date, and collect
+    writes each call's runs newest first: the oldest of them counted as the latest. The
+    run's ``created_at`` (collect writes it) orders them as they ran, for a job the
+    workflow names and for the instances of a run-time matrix."""
+    runs = _runs()
+    tail = runs[-4:]
+    for k, row in enumerate(tail):
+        row["commit_date"] = tail[0]["commit_date"]
+        row["created_at"] = f"2024-06-0{k + 1}T03:00:00Z"
+    runs[-4:] = tail[::-1]  # as one collect call writes them
+    index = load_history(write_folder(tmp_path / "h", runs))
+    for name in ("lint", SHARD):
+        past = index.for_job(WORKFLOW, name)
+        assert past is not None
+        assert list(past.runtimes)[-4:] == _times(tail, name), name
+
+
+def test_a_repeated_run_id_reads_its_last_row_for_the_matrix_instances(tmp_path) -> None:
+    """A re-run left twice by a collect call that was killed: its last row is the newest
+    attempt. The instances of a run-time matrix came from the first row, while the jobs
+    the workflow names read the last one."""
+    runs = _runs()
+    again = {**runs[-1], "jobs": [dict(j) for j in runs[-1]["jobs"]]}
+    _set_job(again, SHARD, run_time_s=777.0)
+    index = load_history(write_folder(tmp_path / "h", [*runs, again]))
+    past = index.for_job(WORKFLOW, SHARD)
+    assert past is not None and past.runtimes[-1] == 777.0
+    assert list(past.runtimes).count(777.0) == 1

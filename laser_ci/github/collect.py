@@ -5,7 +5,8 @@ conclusion) and every workflow file and local action (``.yml``/``.yaml`` under
 ``.github/workflows/`` and ``.github/actions/``) at the run's ``head_sha``, in the format of
 the shared ``gha-runs`` data set, so ``eval`` and the training code read it as is::
 
-    OUT/runs.jsonl.gz     one run per line: id, repo, workflow_path, sha, commit_date, event,
+    OUT/runs.jsonl.gz     one run per line: id, repo, workflow_path, sha, commit_date,
+                          created_at (when the run was created), event,
                           branch, conclusion, attempts, run_time_s, files {path: blob id},
                           repo_profile, and jobs [{name, run_time_s, conclusion,
                           runner_labels, runner_name, started_at, completed_at}]
@@ -761,6 +762,7 @@ class Collector:
             "workflow_path": path,
             "sha": sha,
             "commit_date": stamp.isoformat() if stamp else None,
+            "created_at": raw.get("created_at"),  # when the run began: the runs' order
             "event": raw.get("event"),
             "branch": raw.get("head_branch"),
             "conclusion": raw.get("conclusion"),

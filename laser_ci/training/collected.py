@@ -9,6 +9,25 @@ from laser_ci.training.example import Example
 from laser_ci.training.history import parse_time
 
 
+def run_time(created_at: object, commit_date: object) -> float | None:
+    """When a run happened, to order runs: its ``created_at`` (what ``laser-ci collect``
+    writes), else its commit's date (the shared data has only that). Runs on one commit (a
+    schedule, a push and its pull request) tie on the commit's date, and a commit may be
+    dated before older runs; the run's own time orders them as they ran."""
+    t = parse_time(created_at)
+    return t if t is not None else parse_time(commit_date)
+
+
+def _created(data_dir: str | os.PathLike[str]) -> dict[str, object]:
+    """Run id -> its ``created_at`` in the runs file (the examples do not keep it)."""
+    from laser_ci.training.examples import _data_file, _numbered_rows
+
+    path = _data_file(data_dir, "runs")
+    assert path is not None
+    return {str(row.get("id")): row.get("created_at") for _n, row in _numbered_rows(path)
+            if row.get("id") is not None and row.get("created_at") is not None}
+
+
 def load_history_index(
     data_dir: str | os.PathLike[str], repo: str | None = None, *, success_only: bool = False
 ) -> HistoryIndex:
@@ -18,10 +37,11 @@ def load_history_index(
     Per (workflow path, job display name): the per-job ``run_time_s`` of the runs (the
     collected ``jobs`` whose name matches one job of the workflow file at that run, or the
     run's time when its workflow expands to one job; a skipped or cancelled job is untimed,
-    :data:`~laser_ci.text.history.UNTIMED_ENDS`), ordered by ``commit_date`` (oldest
-    first; undated runs first), and ``previous_text``: that job serialized from the latest
-    run's files. Per workflow path: the runs' totals and the latest run's workflow text.
-    ``repo`` picks one repository when the folder holds several (an error otherwise).
+    :data:`~laser_ci.text.history.UNTIMED_ENDS`), ordered by when each run began
+    (:func:`run_time`; oldest first, undated runs first), and ``previous_text``: that job
+    serialized from the latest run's files. Per workflow path: the runs' totals and the
+    latest run's workflow text. ``repo`` picks one repository when the folder holds
+    several (an error otherwise).
     """
     from laser_ci.training.examples import load_examples
 
@@ -46,8 +66,12 @@ def load_history_index(
                          "collect one repository per folder")
     if success_only:
         examples = [e for e in examples if e.conclusion == "success"]
-    order = sorted(range(len(examples)),
-                   key=lambda i: (parse_time(examples[i].commit_date) or float("-inf"), i))
+    created = _created(data_dir)
+
+    def when(e: Example) -> float | None:
+        return run_time(created.get(e.run_id), e.commit_date)
+
+    order = sorted(range(len(examples)), key=lambda i: (when(examples[i]) or float("-inf"), i))
     jobs: dict[tuple[str, str], list[Example]] = {}
     workflows: dict[str, list[Example]] = {}
     for i in order:
@@ -63,7 +87,7 @@ def load_history_index(
         # one entry per run (a row an id repeats: a re-run, its last row); a row without
         # an id is a run of its own, as estimate.load_history reads it
         once = list({e.run_id or i: e for i, e in enumerate(runs)}.values())
-        times = [t for e in once if (t := parse_time(e.commit_date)) is not None]
+        times = [t for e in once if (t := when(e)) is not None]
         span = (max(times) - min(times)) / 86400 if len(times) > 1 else None
         return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span,
                         conclusions=tuple(e.conclusion or None for e in once))
