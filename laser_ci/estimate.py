@@ -171,10 +171,17 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
                             self_hosted_rate=opts.self_hosted_rate)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
-    # A job whose `if:` is false on every trigger never runs: nothing to advise on.
-    advice = [] if job.events == () else condition_advice(job.if_) + advise(
-        runtime, runner, job.timeout_minutes, visibility=opts.visibility,
-        predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
+    # A job whose `if:` is false on every trigger never runs: nothing to advise on. A job
+    # that calls a remote reusable workflow has no runner or `timeout-minutes` of its own
+    # (GitHub refuses them there): its called jobs, unread, would get that advice.
+    if job.events == ():
+        advice = []
+    elif job.remote_workflow:
+        advice = condition_advice(job.if_)
+    else:
+        advice = condition_advice(job.if_) + advise(
+            runtime, runner, job.timeout_minutes, visibility=opts.visibility,
+            predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
     return fields, cost
 

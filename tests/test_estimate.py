@@ -245,3 +245,18 @@ def test_a_lone_surrogate_in_a_job_name_is_shown_as_a_replacement_character(
                                      json.loads(result.stdout)["workflows"][0]["jobs"][0]["name"])
     if fmt == "json":
         assert "x\ufffdy" in render_pr_comment(json.loads(result.stdout), None, ["ci.yml"])
+
+
+def test_a_job_calling_a_remote_workflow_gets_no_timeout_or_runner_advice(
+        tmp_path: Path, fake_predictor: Any) -> None:
+    # `timeout-minutes` is not allowed on a job that calls a reusable workflow (its keys:
+    # name, uses, with, secrets, strategy, needs, if, permissions, concurrency); the advice
+    # told such a job to set it
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text("on: push\njobs:\n  remote:\n"
+                               "    uses: octo/shared/.github/workflows/build.yml@v1\n")
+    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
+    assert job["remote_workflow"] and job["advice"] == []
