@@ -212,6 +212,10 @@ def test_train_without_a_labeled_training_example_fails(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("option", "value"), [
     ("--kinds", "nope"), ("--kinds", "job,nope"), ("--kinds", ","), ("--batch-size", "0"),
     ("--batch-size", "-2"), ("--lr", "-1"), ("--pairs", "-1"),
+    # read silently before: a negative count, a probability past 1, no threads
+    ("--epochs", "-1"), ("--epochs", "0"), ("--threads", "0"), ("--patience", "-1"),
+    ("--p-cold", "2"), ("--scale-aug", "-1"), ("--max-val-decode", "-1"),
+    ("--finetune-minutes", "-1"), ("--weight-decay", "-0.1"),
 ])
 @pytest.mark.parametrize("command", ["train", "finetune"])
 def test_a_bad_option_value_is_a_usage_error(tmp_path: Path, command: str, option: str,

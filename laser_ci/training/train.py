@@ -1201,14 +1201,14 @@ def _kinds_option(_ctx: Any, param: Any, value: str | None) -> str | None:
 def _common(f: Any) -> Any:
     opts = [
         click.option("--seed", type=int, default=0, show_default=True),
-        click.option("--epochs", type=int, default=None, help="Fine-tuning epochs."),
+        click.option("--epochs", type=click.IntRange(min=1), default=None, help="Fine-tuning epochs."),
         click.option("--batch-size", type=click.IntRange(min=1), default=None),
         click.option("--lr", type=click.FloatRange(min=0), default=None,
                      help="Fine-tuning learning rate."),
-        click.option("--weight-decay", type=float, default=None),
-        click.option("--patience", type=int, default=None,
+        click.option("--weight-decay", type=click.FloatRange(min=0), default=None),
+        click.option("--patience", type=click.IntRange(min=0), default=None,
                      help="Epochs without a better validation loss before stopping."),
-        click.option("--threads", type=int, default=None, help="torch CPU threads [1]."),
+        click.option("--threads", type=click.IntRange(min=1), default=None, help="torch CPU threads [1]."),
         click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
                      show_default=True),
         click.option("--mixed-precision", type=click.Choice(["no", "bf16", "fp16"]),
@@ -1221,21 +1221,21 @@ def _common(f: Any) -> Any:
                      help="History block in training texts: drop (the block when a run has "
                           "earlier runs, left out with probability --p-cold; default), both "
                           "(each such run twice), warm (always) or cold (never)."),
-        click.option("--p-cold", type=float, default=None,
+        click.option("--p-cold", type=click.FloatRange(0, 1), default=None,
                      help="drop: probability of training a run with history cold [0.3]."),
         click.option("--select-on", default=None,
                      type=click.Choice(["number_loss", "warm_number_loss", "cold_number_loss"]),
                      help="Validation loss that picks the best epoch [warm_number_loss]; "
                           "falls back to number_loss when val has no such texts."),
-        click.option("--scale-aug", type=float, default=None,
+        click.option("--scale-aug", type=click.FloatRange(0, 1), default=None,
                      help="Share of warm training texts whose runtime and history are "
                           "rescaled together by a random factor [1.0]; 0: none."),
         click.option("--pairs", type=click.IntRange(min=0), default=None,
                      help="Extra warm texts per training run from earlier runs with another "
                           "configuration, each as if it had been the latest [0]."),
-        click.option("--max-val-decode", type=int, default=None,
+        click.option("--max-val-decode", type=click.IntRange(min=0), default=None,
                      help="Validation examples decoded with the exported graphs."),
-        click.option("--finetune-minutes", type=float, default=None,
+        click.option("--finetune-minutes", type=click.FloatRange(min=0), default=None,
                      help="Stop fine-tuning after this many minutes (0: no limit)."),
     ]
     for o in reversed(opts):
@@ -1291,16 +1291,16 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
                    "hour; gpu: one GPU). Other options override it.")
 @click.option("--size", type=click.Choice(sorted(SIZES)), default=None,
               help="Model size [small].")
-@click.option("--pretrain-steps", type=int, default=None)
-@click.option("--pretrain-batch-size", type=int, default=None)
+@click.option("--pretrain-steps", type=click.IntRange(min=0), default=None)
+@click.option("--pretrain-batch-size", type=click.IntRange(min=1), default=None)
 @click.option("--pretrain-lr", type=float, default=None)
-@click.option("--pretrain-minutes", type=float, default=None,
+@click.option("--pretrain-minutes", type=click.FloatRange(min=0), default=None,
               help="Stop pretraining after this many minutes (0: no limit).")
-@click.option("--pretrain-seq-len", type=int, default=None,
+@click.option("--pretrain-seq-len", type=click.IntRange(min=8), default=None,
               help="Tokens per packed pretraining row [512].")
-@click.option("--max-prompt-tokens", type=int, default=None)
-@click.option("--vocab-size", type=int, default=None)
-@click.option("--corpus-max-docs", type=int, default=None)
+@click.option("--max-prompt-tokens", type=click.IntRange(min=64), default=None)
+@click.option("--vocab-size", type=click.IntRange(min=1), default=None)
+@click.option("--corpus-max-docs", type=click.IntRange(min=0), default=None)
 @click.option("--init", type=click.Path(exists=True, file_okay=False), default=None,
               help="Start from a saved checkpoint folder (e.g. OUT/pretrained) or a shipped "
                    "model folder (e.g. model/lm): skips the tokenizer and pretraining.")
