@@ -403,6 +403,38 @@ def test_skipping_follows_a_long_chain_and_a_matrix_with_one_retired_leg() -> No
     assert not result["errors"]
 
 
+def test_failure_after_a_skipped_and_a_failing_need_is_decided_once_both_are_known() -> None:
+    """`report` needs `off` (never runs) and `after-old` (skipped: it needs a job on a
+    retired runner), and asks for failure(): on GitHub it runs, as a job before it failed.
+    Skipping was decided when the file was read, before any runner was known, and stuck."""
+    from laser_ci.estimate import estimate_files
+
+    files = {"w.yml": """
+on: push
+jobs:
+  off:
+    if: false
+    runs-on: ubuntu-latest
+    steps: [{run: a}]
+  old:
+    runs-on: ubuntu-18.04
+    steps: [{run: a}]
+  after-old:
+    needs: old
+    runs-on: ubuntu-latest
+    steps: [{run: a}]
+  report:
+    needs: [off, after-old]
+    if: failure()
+    runs-on: ubuntu-latest
+    steps: [{run: a}]
+"""}
+    result = estimate_files(files, ["w.yml"], predictor=MedianPredictor())
+    jobs = {j["name"]: j for j in result["workflows"][0]["jobs"]}
+    assert jobs["after-old"]["skipped_after"] == "old"
+    assert jobs["report"]["runs_on_events"] is None
+
+
 def test_a_dispatch_input_is_empty_on_other_events() -> None:
     """Only a dispatched run has ``inputs``: on push, ``inputs.e2e`` is empty even though the
     dispatch form defaults it to true (GitHub docs, Contexts: inputs), so a job gated on it

@@ -391,7 +391,6 @@ class _Reader:
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
                                               github=_github_context(triggers)))
-        skip_after(wf.jobs)
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
