@@ -42,7 +42,10 @@ def test_format_diff(d: dict[str, float] | None, text: str) -> None:
 
 def test_paired_diff_text_of_no_examples_is_a_dash() -> None:
     assert metrics.paired_diff_text([], [], [], []) == "-"
-    assert metrics.paired_diff_text([200.0], [100.0], [100.0], ["r"]) == "+0.693 [+0.693, +0.693]"
+    # one repository: no interval (a zero-width one would read as a lead)
+    assert metrics.paired_diff_text([200.0], [100.0], [100.0], ["r"]) == "-"
+    assert metrics.paired_diff_text([200.0, 100.0], [100.0, 100.0], [100.0, 100.0],
+                                    ["r", "s"]) == "+0.347 [+0.000, +0.693]"
 
 
 def test_mae_minutes() -> None:

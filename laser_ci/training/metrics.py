@@ -63,11 +63,16 @@ def paired_log_mae_diff(
 
 def paired_error_diff(err_a: Sequence[float], err_b: Sequence[float], groups: Sequence[str],
                       n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
-    """:func:`paired_log_mae_diff` from the examples' log errors (:func:`log_errors`)."""
+    """:func:`paired_log_mae_diff` from the examples' log errors (:func:`log_errors`).
+    Fewer than two groups give no interval (``lo``, ``hi`` NaN): resampling one repository
+    draws the same difference every time, a zero-width interval that would read as a lead."""
     d = np.asarray(err_a, dtype=np.float64) - np.asarray(err_b, dtype=np.float64)
     if not len(d):
         return {"diff": math.nan, "lo": math.nan, "hi": math.nan, "groups": 0}
     names, idx = np.unique(np.asarray(groups), return_inverse=True)
+    if len(names) < 2:
+        return {"diff": float(d.mean()), "lo": math.nan, "hi": math.nan,
+                "groups": len(names)}
     sums = np.bincount(idx, weights=d, minlength=len(names))
     counts = np.bincount(idx, minlength=len(names)).astype(np.float64)
     pick = np.random.default_rng(seed).integers(0, len(names), (n_boot, len(names)))
