@@ -187,17 +187,9 @@ def _runs(repo: Any, full_name: str, path: str, branch: str, max_runs: int,
         run = _Run(int(raw["id"]), int(raw.get("run_attempt") or 1),
                    str(raw.get("created_at") or ""), str(raw.get("head_sha") or ""),
                    str(raw["conclusion"]) if raw.get("conclusion") else None)
-        seen = cached.get(str(run.id))
-        if isinstance(seen, dict) and seen.get("attempt") == run.attempt \
-                and isinstance(seen.get("jobs"), dict):
-            run.jobs = {str(k): float(v) for k, v in seen["jobs"].items()}
-            run.listed = _listed(seen.get("listed"))
-            ends = seen.get("conclusions")  # absent in a cache written before they were kept
-            run.job_conclusions = ({str(k): str(v) for k, v in ends.items() if v}
-                                   if isinstance(ends, dict) else {})
-        elif stop is not None:
-            continue
-        else:
+        if not _from_cache(run, cached.get(str(run.id))):
+            if stop is not None:
+                continue
             try:
                 run.jobs, run.listed, run.job_conclusions = _job_seconds(repo, run.id)
             except GithubException as exc:
@@ -209,6 +201,24 @@ def _runs(repo: Any, full_name: str, path: str, branch: str, max_runs: int,
                 continue
         out.append(run)
     return out, stop
+
+
+def _from_cache(run: _Run, seen: Any) -> bool:
+    """Fills ``run``'s jobs from its cache entry when that entry is of this attempt and can
+    be read; False (fetch it again) otherwise: a damaged entry is never a failure."""
+    if not (isinstance(seen, dict) and seen.get("attempt") == run.attempt
+            and isinstance(seen.get("jobs"), dict)):
+        return False
+    try:
+        jobs = {str(k): float(v) for k, v in seen["jobs"].items()}
+    except (TypeError, ValueError):
+        return False
+    run.jobs = jobs
+    run.listed = _listed(seen.get("listed"))
+    ends = seen.get("conclusions")  # absent in a cache written before they were kept
+    run.job_conclusions = ({str(k): str(v) for k, v in ends.items() if v}
+                           if isinstance(ends, dict) else {})
+    return True
 
 
 def _of_this_repository(run: Any, own: str) -> bool:
