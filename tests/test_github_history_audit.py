@@ -48,8 +48,9 @@ def _repo(fake: FakeGitHub):
 
 
 def _run(fake: FakeGitHub, day: int, jobs: list[dict], **fields) -> dict:
-    return fake.add_run(REPO, workflow_path=CI, head_sha=fake.sha,
-                        created_at=f"2024-05-{day:02d}T10:00:00Z", jobs=jobs, **fields)
+    fields.setdefault("head_sha", fake.sha)
+    return fake.add_run(REPO, workflow_path=CI, created_at=f"2024-05-{day:02d}T10:00:00Z",
+                        jobs=jobs, **fields)
 
 
 @pytest.mark.parametrize("seconds", [None, "slow", [1, 2]])
@@ -66,3 +67,17 @@ def test_a_cache_entry_that_cannot_be_read_is_fetched_again(gh, tmp_path, second
     assert notes == []
     assert index.for_job(CI, "test").runtimes == (100.0,)
     assert json.loads(cache.read_text())["runs"][str(run["id"])]["jobs"] == {"test": 100.0}
+
+
+def test_a_run_of_a_deleted_fork_is_not_the_branchs(gh, tmp_path):
+    # a pull request from a fork's branch named main is listed under main too; once the
+    # contributor deletes the fork, GitHub answers "head_repository": null for its runs
+    _run(gh, 1, [_job("test", 1, 100)])
+    _run(gh, 2, [_job("test", 2, 900)], event="pull_request", head_sha="f" * 40,
+         head_repository=None)
+    _run(gh, 3, [_job("test", 3, 800)], event="pull_request", head_sha="e" * 40,
+         head_repository={"full_name": "someone/app"})
+    index, notes = fetch_history(_repo(gh), [CI], branch="main", cache_dir=tmp_path)
+    assert notes == []
+    assert index.for_job(CI, "test").runtimes == (100.0,)
+    assert index.for_workflow(CI).runtimes == (100.0,)

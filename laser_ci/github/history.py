@@ -224,8 +224,13 @@ def _from_cache(run: _Run, seen: Any) -> bool:
 def _of_this_repository(run: Any, own: str) -> bool:
     """False for a run of a fork's code: ``?branch=main`` also lists the runs of pull
     requests opened from a fork's branch of that name (a contributor's ``main``), which ran
-    code the branch never had."""
-    head = run.get("head_repository") if isinstance(run, dict) else None
+    code the branch never had. ``"head_repository": null`` is such a fork deleted since
+    (the repository itself is there to be asked)."""
+    if not isinstance(run, dict):
+        return True
+    head = run.get("head_repository")
+    if head is None and "head_repository" in run:
+        return False
     name = head.get("full_name") if isinstance(head, dict) else None
     return not isinstance(name, str) or name.lower() == own
 
