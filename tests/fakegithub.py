@@ -52,7 +52,10 @@ you may edit in place; ``repo`` is always ``"owner/name"``):
 - ``user`` (the token's ``/user``), ``token`` (``None``: accept any; a string: other
   tokens get ``401 Bad credentials``), ``max_filtered_results`` (GitHub returns at most
   1000 runs when a run list is filtered by status/branch/created/...; lower it in tests),
-  ``truncate_trees`` (git trees answer ``truncated: true`` with only the top level).
+  ``truncate_trees`` (git trees answer ``truncated: true`` with only the top level),
+  ``carry_over_jobs`` (``filter=latest`` answers each job name's latest execution, as
+  GitHub does after "re-run failed jobs": the jobs not re-run are listed from the attempt
+  they ran in; default ``False``: only the run's latest attempt's jobs).
 
 Endpoints (all ``GET`` unless noted; lists take ``per_page`` (default 30, max 100) and
 ``page``, and answer with a ``Link`` header holding ``next``/``last``/``prev``/``first``)::
@@ -216,6 +219,7 @@ class FakeGitHub:
         self.token = token
         self.max_filtered_results = 1000
         self.truncate_trees = False
+        self.carry_over_jobs = False
         self.user: dict[str, Any] = {
             "login": "github-actions[bot]",
             "id": 41898282,
@@ -1007,7 +1011,13 @@ class FakeGitHub:
             if not mt.group(2):
                 return 200, run, {}
             jobs = self.jobs.get(run["id"], [])
-            if q.get("filter", "latest") == "latest":
+            if q.get("filter", "latest") == "latest" and self.carry_over_jobs:
+                latest: dict[str, int] = {}
+                for j in jobs:
+                    if j["run_attempt"] <= run["run_attempt"]:
+                        latest[j["name"]] = max(latest.get(j["name"], 0), j["run_attempt"])
+                jobs = [j for j in jobs if latest.get(j["name"]) == j["run_attempt"]]
+            elif q.get("filter", "latest") == "latest":
                 jobs = [j for j in jobs if j["run_attempt"] == run["run_attempt"]]
             elif q.get("filter") != "all":
                 raise HTTPError(422, "Invalid filter")
