@@ -149,3 +149,18 @@ def test_a_cache_file_of_another_repository_or_workflow_is_not_read(gh, tmp_path
         assert index.for_job(CI, "test").runtimes == (100.0,)
         data = json.loads(cache.read_text())
         assert (data["repository"], data["workflow"]) == (REPO, CI)
+
+
+def test_a_run_listed_on_two_pages_counts_once(gh, tmp_path):
+    # the list is newest first by created_at: a run that completes while the pages are read
+    # (created before the newest ones) moves the rest one place on, so page 2 starts with
+    # page 1's last run again; a page past the first is read when forks' runs fill it
+    one = _run(gh, 1, [_job("test", 1, 100)])
+    two = _run(gh, 2, [_job("test", 2, 110)])
+    _run(gh, 4, [_job("test", 4, 900)], event="pull_request", head_sha="f" * 40,
+         head_repository={"full_name": "someone/app"})
+    gh.inject(r"/ci\.yml/runs\?.*&page=2", 200, {"total_count": 4, "workflow_runs": [two, one]})
+    index, notes = fetch_history(_repo(gh), [CI], branch="main", max_runs=2, cache_dir=tmp_path)
+    assert notes == []
+    assert index.for_job(CI, "test").runtimes == (100.0, 110.0)
+    assert len(index.runs_of(CI)) == 2

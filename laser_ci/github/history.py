@@ -161,7 +161,7 @@ def fetch_history(
 
 def _runs(repo: Any, full_name: str, path: str, branch: str, max_runs: int,
           cached: dict[str, Any]) -> tuple[list[_Run] | None, _Stop | None]:
-    """The newest completed runs on ``branch`` of ``full_name``'s own code, newest first
+    """The newest completed runs on ``branch`` of ``full_name``'s own code, newest first, each once
     (None when the workflow is unknown there: a 404), and why to stop calling the API, if
     so. Jobs come from ``cached`` when that run attempt was seen before; after a failure,
     only cached runs are kept."""
@@ -171,9 +171,16 @@ def _runs(repo: Any, full_name: str, path: str, branch: str, max_runs: int,
     url = f"{repo.url}/actions/workflows/{name}/runs"
     params = {"branch": branch, "status": "completed", "per_page": min(max_runs, 100)}
     own = full_name.lower()
+    listed: set[Any] = set()  # a run that completes while the pages are read shifts them
+
+    def new(run: dict[str, Any]) -> bool:
+        fresh = run.get("id") not in listed
+        listed.add(run.get("id"))
+        return fresh
+
     try:
         raw_runs = list(islice((r for r in _pages(repo, url, params, "workflow_runs")
-                                if _of_this_repository(r, own)), max_runs))
+                                if new(r) and _of_this_repository(r, own)), max_runs))
     except GithubException as exc:
         if exc.status == 404:
             return None, None
