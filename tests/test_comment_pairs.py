@@ -132,3 +132,14 @@ def test_a_renamed_workflow_says_its_old_path() -> None:
                              renamed={old: PATH})
     assert ("<code>.github/workflows/ci.yml</code> (renamed from "
             "<code>.github/workflows/cleanup_pr.yml</code>): critical path 16s (no change)") in text
+
+
+def test_a_removed_job_that_never_ran_is_not_said_to_have_taken_time() -> None:
+    # a removed job whose `if:` was false on every trigger said "removed job (was 1m 27s)":
+    # it took no time at the base, and the totals left it out
+    base = _result(_job("build", 60), _job("nightly", 87, runs_on_events=[]), _job("old", 30))
+    head = _result(_job("build", 60))
+    text = render_pr_comment(head, base, [PATH])
+    row = next(line for line in text.splitlines() if "~~nightly~~" in line)
+    assert "removed job |" in row and "was" not in row
+    assert "removed job (was 30s)" in next(line for line in text.splitlines() if "~~old~~" in line)

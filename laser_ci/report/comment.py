@@ -522,8 +522,9 @@ def _job_row(job: JobDiff, ctx: Context, path: str, *, compare: bool, links: boo
     flagged = job.head is not None and over_timeout(job.head) is not None
     if flagged:
         name += " ⚠️"
-    if job.status == "removed":
-        return [f"~~{name}~~", "–", "–", f"removed job (was {_dur(_p50(j))})", "–"], flagged
+    if job.status == "removed":  # one that never ran took no time: no "was"
+        was = "" if never_runs(j) else f" (was {_dur(_p50(j))})"
+        return [f"~~{name}~~", "–", "–", f"removed job{was}", "–"], flagged
     rt = j.get("runtime_s") or {}
     row = [name, _dur(_num(rt.get("p50"))), _band(rt)]
     if compare:
