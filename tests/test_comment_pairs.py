@@ -118,6 +118,9 @@ def test_a_grouped_job_is_one_of_the_biggest_changes() -> None:
             "\n") in first
     gone = _headline(render_pr_comment(_result(_job("lint", 60)), base, [PATH]))
     assert "**CI / shard (…)** removed job, 10 instances (was Σ 20m 00s)" in gone
+    # its row in the table: the instances gone, not "0 instances (10 removed)"
+    table = render_pr_comment(_result(_job("lint", 60)), base, [PATH])
+    assert "**shard (…)** · 10 instances removed" in table and "· 0 instances" not in table
     added = _headline(render_pr_comment(base, _result(_job("lint", 60)), [PATH]))
     assert "**CI / shard (…)** new job, 10 instances (Σ 20m 00s)" in added
 

@@ -502,8 +502,10 @@ def _group_row(members: Sequence[JobDiff], *, compare: bool, folded: bool) -> li
     removed = sum(1 for m in members if m.status == "removed")
     extra = ", ".join(x for x in (f"{new} new" if new else "", f"{removed} removed"
                                                               if removed else "") if x)
-    name = (f"**{_md(_group_label(members))}** · {_plural(len(heads), 'instance')}"
-            + (f" ({extra})" if extra else "") + (" (below)" if folded else ""))
+    # every instance gone: "32 instances removed", not "0 instances (32 removed)"
+    count = (f"{_plural(removed, 'instance')} removed" if not heads
+             else _plural(len(heads), "instance") + (f" ({extra})" if extra else ""))
+    name = (f"**{_md(_group_label(members))}** · {count}" + (" (below)" if folded else ""))
     row = [name, f"Σ {_dur(total) if heads else '–'}",
            f"slowest {_dur(slowest)}" if heads else "–"]
     if compare:
