@@ -146,3 +146,14 @@ def test_a_removed_job_that_never_ran_is_not_said_to_have_taken_time() -> None:
     row = next(line for line in text.splitlines() if "~~nightly~~" in line)
     assert "removed job |" in row and "was" not in row
     assert "removed job (was 30s)" in next(line for line in text.splitlines() if "~~old~~" in line)
+
+
+def test_a_job_calling_a_remote_workflow_names_it_as_its_runner() -> None:
+    # adoptium/installer's codefreeze job calls a remote reusable workflow: the assumed
+    # runner cell said "–"
+    remote = _job("codefreeze", 20, remote_workflow="adoptium/.github/.github/workflows/cf.yml@main",
+                  runner={"label": None}, cost_usd=None)
+    text = render_pr_comment(_result(remote, _job("build", 60, runner={"label": "ubuntu-latest"},
+                                                  cost_usd=0.006)), None, [PATH])
+    row = next(line for line in text.splitlines() if line.startswith("| CI / codefreeze"))
+    assert "reusable `adoptium/.github/.github/workflows/cf.yml@main`" in row

@@ -673,7 +673,7 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
             first = members[0]
             if isinstance(entry, Group):
                 label = f"{wname} / {_md(entry.label)} ({_plural(entry.count, 'instance')})"
-                runners = {_runner_text(j.get("runner")) for j in members}
+                runners = {_runner_cell(j) for j in members}
                 runner_cell = runners.pop() if len(runners) == 1 else f"{len(runners)} runners"
                 rows.append(f"| {label} | {runner_cell} | {entry.cost_words(_usd) or '–'} |")
             else:
@@ -682,7 +682,7 @@ def _assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str
                 cost = _num(first.get("cost_usd"))
                 if runner or cost is not None:
                     shown = NEVER_RUNS_COST if never_runs(first) else _usd(cost)
-                    rows.append(f"| {label} | {_runner_text(runner)} | {shown} |")
+                    rows.append(f"| {label} | {_runner_cell(first)} | {shown} |")
         # the advice of a job with several instances is folded over them, whatever the rows
         for entry in grouped(jobs, 2):
             members = entry.jobs if isinstance(entry, Group) else [entry]
@@ -846,6 +846,14 @@ def _job_cell(job: JobDiff, ctx: Context, path: str) -> str:
 
 def _job_name(job: Mapping[str, Any]) -> str:
     return str(job.get("name") or job.get("id") or "?")
+
+
+def _runner_cell(job: Mapping[str, Any]) -> str:
+    """The runner a job is assumed on; for a job that calls a remote reusable workflow,
+    that workflow (its jobs, unread, pick their runners)."""
+    if job.get("remote_workflow"):
+        return "reusable " + _code(str(job["remote_workflow"]), table=True)
+    return _runner_text(job.get("runner"))
 
 
 def _runner_text(runner: Any) -> str:
