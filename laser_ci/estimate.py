@@ -364,8 +364,9 @@ def load_history(data_dir: str | os.PathLike[str], repo: str | None = None) -> H
     last ran: the job serialized from the latest run's files, its matrix expanded from the
     runs up to then.
     """
-    from laser_ci.training.collected import load_history_index, run_time
+    from laser_ci.training.collected import load_history_index
     from laser_ci.training.examples import load_blobs, load_runs
+    from laser_ci.training.history import run_time
 
     index = load_history_index(data_dir, repo)
     try:

@@ -11,8 +11,8 @@ model reads at inference something it never saw in training.
 A small hand-written repository pins it: a one-job workflow with a local composite action
 whose file changes in the latest run (a ``history-config: changed`` block), a matrix
 whose instances are labeled by collected ``jobs``, and a job of a local reusable workflow.
-The ``xfail`` tests are known differences (strict: they fail once fixed, so drop the
-mark then).
+The last three were differences (a cancelled earlier run, runs ordered by their commit's
+date, a repeated run id), fixed by training's history reading runs as the estimate does.
 """
 
 from __future__ import annotations
@@ -255,9 +255,6 @@ def test_the_workflow_text_from_the_checkout_is_the_trained_one(tmp_path) -> Non
         assert warm == e.text_warm
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "training keeps a cancelled earlier run in a job's history (training/history.py "
-    "causal_histories); estimate --history leaves it out (training/collected.py:80)"))
 def test_a_cancelled_earlier_run_is_in_neither_history_or_in_both(tmp_path) -> None:
     path = ".github/workflows/single.yml"
     runs = _runs()
@@ -270,9 +267,6 @@ def test_a_cancelled_earlier_run_is_in_neither_history_or_in_both(tmp_path) -> N
     assert _estimate_texts(root, path, hist)["build"] == e.text_warm
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "training orders earlier runs by commit_date (training/history.py _runs_of_each); "
-    "estimate --history by created_at (estimate.py:379, training/collected.py:74)"))
 def test_earlier_runs_are_ordered_alike_when_a_commit_is_older_than_its_run(tmp_path) -> None:
     """Run 3 ran last of the earlier runs, on a commit dated before run 2's (a pull
     request's older commit, a re-run)."""
@@ -287,10 +281,6 @@ def test_earlier_runs_are_ordered_alike_when_a_commit_is_older_than_its_run(tmp_
     assert _estimate_texts(root, path, hist)["build"] == e.text_warm
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a run id written twice (a re-run collected again): training's history keeps its "
-    "first row (training/history.py causal_histories, seen_runs), estimate its last "
-    "(training/collected.py past)"))
 def test_a_repeated_run_id_counts_the_same_row_in_both(tmp_path) -> None:
     path = ".github/workflows/single.yml"
     runs = _runs()

@@ -6,26 +6,7 @@ import os
 
 from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns
 from laser_ci.training.example import Example
-from laser_ci.training.history import parse_time
-
-
-def run_time(created_at: object, commit_date: object) -> float | None:
-    """When a run happened, to order runs: its ``created_at`` (what ``laser-ci collect``
-    writes), else its commit's date (the shared data has only that). Runs on one commit (a
-    schedule, a push and its pull request) tie on the commit's date, and a commit may be
-    dated before older runs; the run's own time orders them as they ran."""
-    t = parse_time(created_at)
-    return t if t is not None else parse_time(commit_date)
-
-
-def _created(data_dir: str | os.PathLike[str]) -> dict[str, object]:
-    """Run id -> its ``created_at`` in the runs file (the examples do not keep it)."""
-    from laser_ci.training.examples import _data_file, _numbered_rows
-
-    path = _data_file(data_dir, "runs")
-    assert path is not None
-    return {str(row.get("id")): row.get("created_at") for _n, row in _numbered_rows(path)
-            if row.get("id") is not None and row.get("created_at") is not None}
+from laser_ci.training.history import run_time
 
 
 def load_history_index(
@@ -66,10 +47,8 @@ def load_history_index(
                          "collect one repository per folder")
     if success_only:
         examples = [e for e in examples if e.conclusion == "success"]
-    created = _created(data_dir)
-
     def when(e: Example) -> float | None:
-        return run_time(created.get(e.run_id), e.commit_date)
+        return run_time(e.created_at, e.commit_date)
 
     order = sorted(range(len(examples)), key=lambda i: (when(examples[i]) or float("-inf"), i))
     jobs: dict[tuple[str, str], list[Example]] = {}

@@ -35,6 +35,7 @@ class Example:
     history: History | None = None  # earlier runs (laser_ci.training.history); None: none
     text_warm: str | None = None  # the text with the history block; None: no earlier runs
     changed: bool | None = None  # workflow file changed since the latest earlier run
+    created_at: str | None = None  # when the run began (collect writes it; orders runs)
 
     @property
     def split(self) -> str:

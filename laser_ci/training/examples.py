@@ -252,6 +252,7 @@ def examples_from_run(
         run_id=str(run.get("id") or ""),
         sha=str(run.get("sha") or ""),
         event=run.get("event"),
+        created_at=run.get("created_at") if isinstance(run.get("created_at"), str) else None,
     )
     profile = RepoProfile.from_json(run.get("repo_profile"))
     key = (path, tuple(sorted((run.get("files") or {}).items())))

@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from laser_ci.text.history import MAX_RUNS, History, config_diff
+from laser_ci.text.history import MAX_RUNS, UNTIMED_ENDS, History, config_diff
 
 if TYPE_CHECKING:
     from laser_ci.training.example import Example
@@ -58,6 +58,33 @@ def parse_time(value: Any) -> float | None:
     return when.timestamp()
 
 
+def run_time(created_at: object, commit_date: object) -> float | None:
+    """When a run happened, to order runs: its ``created_at`` (what ``laser-ci collect``
+    writes), else its commit's date (the shared data has only that). Runs on one commit (a
+    schedule, a push and its pull request) tie on the commit's date, and a commit may be
+    dated before older runs; the run's own time orders them as they ran. Training and
+    ``estimate --history`` order by it alike."""
+    t = parse_time(created_at)
+    return t if t is not None else parse_time(commit_date)
+
+
+def _untimed(e: Example) -> bool:
+    """A job that was skipped or cancelled: its duration is where it stopped, not a
+    runtime, so it is in no job's history (as ``estimate --history`` and the Action read
+    them: :data:`~laser_ci.text.history.UNTIMED_ENDS`)."""
+    return e.kind == "job" and e.conclusion in UNTIMED_ENDS
+
+
+def _one_per_run(members: Sequence[tuple[float, str, int]]) -> list[int]:
+    """The example indices of ``members`` (of one instant), one per run: of a run id that
+    repeats (a re-run collected again) its last row, the newest attempt; a row without a
+    run id is a run of its own."""
+    last: dict[str, int] = {}
+    for _, run_id, i in members:
+        last[run_id or f"#{i}"] = i
+    return list(last.values())
+
+
 def history_key(e: Example) -> tuple[str, str, str, str | None]:
     """Examples with the same key are runs of the same thing: repository, workflow file,
     kind, and the job's display name for ``job`` examples."""
@@ -69,7 +96,7 @@ def _runs_of_each(examples: Sequence[Example]) -> list[list[tuple[float, str, in
     sorted by time, then run id (the input order does not matter)."""
     groups: dict[tuple[Any, ...], list[tuple[float, str, int]]] = {}
     for i, e in enumerate(examples):
-        when = parse_time(e.commit_date)
+        when = run_time(e.created_at, e.commit_date)
         if when is not None and e.runtime_s > 0:
             groups.setdefault(history_key(e), []).append((when, e.run_id, i))
     return [sorted(members) for members in groups.values()]
@@ -105,9 +132,10 @@ def causal_histories(
                                   config_diff(last.text, e.text))
                 changed = blobs.get(last.run_id) != blobs.get(e.run_id)
                 out[i] = (hist, changed)
-            for _, _, i in members[j:k]:
-                if examples[i].run_id not in seen_runs:
-                    seen_runs.add(examples[i].run_id)
+            for i in _one_per_run(members[j:k]):
+                key = examples[i].run_id or f"#{i}"
+                if key not in seen_runs and not _untimed(examples[i]):
+                    seen_runs.add(key)
                     past.append(i)
             j = k
     return out
@@ -127,10 +155,13 @@ def changed_pairs(examples: Sequence[Example], per_example: int, *,
     for members in _runs_of_each(examples):
         runs: list[tuple[float, int]] = []  # one per run, oldest first
         seen: set[str] = set()
-        for when, run_id, i in members:
-            if run_id not in seen:
-                seen.add(run_id)
-                runs.append((when, i))
+        for i in _one_per_run(members):
+            key = examples[i].run_id or f"#{i}"
+            if key not in seen and not _untimed(examples[i]):
+                seen.add(key)
+                runs.append((run_time(examples[i].created_at, examples[i].commit_date)
+                             or 0.0, i))
+        runs.sort()
         for when, _, i in members:
             e = examples[i]
             earlier = [r for r, (t, _) in enumerate(runs) if t < when]
