@@ -43,6 +43,7 @@ from laser_ci.sizing.advice import (
     PredictOn,
     advise,
     condition_advice,
+    step_condition_advice,
 )
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
@@ -177,9 +178,9 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     if job.events == ():
         advice = []
     elif job.remote_workflow:
-        advice = condition_advice(job.if_)
+        advice = condition_advice(job.raw_if)
     else:
-        advice = condition_advice(job.if_) + advise(
+        advice = condition_advice(job.raw_if) + step_condition_advice(job.string_step_ifs) + advise(
             runtime, runner, job.timeout_minutes, visibility=opts.visibility,
             predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}

@@ -260,3 +260,22 @@ def test_a_job_calling_a_remote_workflow_gets_no_timeout_or_runner_advice(
     assert result.exit_code == 0, result.output
     (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
     assert job["remote_workflow"] and job["advice"] == []
+
+
+def test_a_step_whose_if_github_reads_as_text_gets_advice(
+        tmp_path: Path, fake_predictor: Any) -> None:
+    # `if: contains(${{ matrix.os }}, 'ubuntu')` is format() of its parts, a non-empty
+    # string: the step always runs (the data has this in 18 of 339 repositories)
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text(
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
+        "    steps:\n      - name: Linux only\n        if: contains(${{ runner.os }}, 'Linux')\n"
+        "        run: make\n      - if: ${{ runner.os == 'Linux' }}\n        run: make\n"
+        "      - if: |\n          ${{ false }}\n        uses: actions/cache@v4\n")
+    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
+    (advice,) = [a for a in job["advice"] if a["kind"] == "if"]
+    assert advice["suggested"] == {"steps": ["Linux only", "actions/cache@v4"]}
+    assert "`Linux only`" in advice["message"] and "always runs" in advice["message"]

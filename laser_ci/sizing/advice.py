@@ -99,6 +99,20 @@ def condition_advice(if_: Any) -> list[Advice]:
     return [Advice("if", fix, {}, ())]
 
 
+def step_condition_advice(steps: tuple[str, ...]) -> list[Advice]:
+    """Steps whose `if:` GitHub reads as text, so they run whenever the steps before them
+    succeed: ``if: contains(${{ matrix.os }}, 'ubuntu')`` is ``format()`` of its parts."""
+    if not steps:
+        return []
+    named = ", ".join(f"`{s}`" for s in steps[:3]) + (f" and {len(steps) - 3} more"
+                                                       if len(steps) > 3 else "")
+    return [Advice("if", f"The `if:` of {named} has a `${{{{ }}}}` with something around "
+                   "it (other text, spaces, or the line break a `|` or `>` block keeps): "
+                   "GitHub reads it as text, which is always true, so the step always runs "
+                   "(and counts in this estimate). Put the whole condition inside one "
+                   "`${{ }}` on its own, or leave `${{ }}` out.", {"steps": list(steps)}, ())]
+
+
 def advise(
     runtime: Runtime | None,
     runner: Runner,

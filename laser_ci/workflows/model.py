@@ -106,6 +106,8 @@ class JobInstance:
     run_time: dict[str, tuple[str, ...]] = field(default_factory=dict)
     events: tuple[str, ...] | None = None
     skipped_after: str | None = None  # events == () as it needs this job, which does not run
+    raw_if: Any = None  # the job's `if:` as written (``if_``: as the job text substitutes it)
+    string_step_ifs: tuple[str, ...] = ()  # steps whose `if:` GitHub reads as text: always true
     expanded: bool = False
     runs_on_source: str | None = None  # "history": the runner labels of its latest run
 

@@ -44,6 +44,7 @@ from laser_ci.workflows.expressions import (
     evaluate_value,
     has_expression,
     is_known,
+    string_condition,
     substitute,
     to_text,
     unknown_refs,
@@ -232,9 +233,24 @@ def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> No
             if job.events == () or after is None:
                 continue
             status = {"success": False, "failure": job.id in after_failure, "cancelled": False}
-            if job.if_ is None or condition(job.if_, {}, status=status) is False:
+            if job.raw_if is None or condition(job.raw_if, {}, status=status) is False:
                 job.events, job.skipped_after = (), after
                 changed = True
+
+
+def _string_step_ifs(steps: Any) -> tuple[str, ...]:
+    """The steps (by name, id, action or number, as written) whose `if:` GitHub reads as
+    text, true whatever it spells (:func:`~laser_ci.workflows.expressions.string_condition`):
+    ``if: contains(${{ matrix.os }}, 'ubuntu')``."""
+    if not isinstance(steps, list):
+        return ()
+    out = []
+    for n, step in enumerate(steps, 1):
+        if isinstance(step, dict) and string_condition(step.get("if")) is not None:
+            label = next((str(step[k]) for k in ("name", "id", "uses")
+                          if isinstance(step.get(k), str) and step[k].strip()), f"step {n}")
+            out.append(label)
+    return tuple(out)
 
 
 def _kind_of(value: Any) -> str:
@@ -506,6 +522,8 @@ class _Reader:
                 group=group,
                 run_time={} if unexpanded else {k: v for k, v in run_time.items() if v},
                 events=events,
+                raw_if=job.get("if"),
+                string_step_ifs=_string_step_ifs(job.get("steps")),
             )
             full = names.join(call.name_prefix, parts) if call.name_prefix else parts
             instance.name_parts = () if names.is_known(full) else full
