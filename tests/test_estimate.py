@@ -206,21 +206,27 @@ def test_runs_per_month_are_shown_and_carried(tmp_path: Path) -> None:
     assert cost["runs_per_month"] == 30.44 and cost["runs_per_month_lower_bound"] is True
 
 
+def _estimate_json(tmp_path: Path, workflow: str) -> dict[str, Any]:
+    """``laser-ci estimate --format json`` on one workflow file, ``ci.yml``; exit 0."""
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text(workflow)
+    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
 def test_an_if_in_a_block_scalar_with_expression_is_a_string_so_the_job_runs(
         tmp_path: Path, fake_predictor: Any) -> None:
     # `if: >` keeps a line break after `${{ }}`: GitHub reads format('{0}\n', false), a
     # non-empty string, so the job runs on every trigger (actionlint#272); `>-` would not.
-    wf = tmp_path / ".github" / "workflows"
-    wf.mkdir(parents=True)
-    (wf / "ci.yml").write_text(
-        "on: pull_request\njobs:\n"
+    out = _estimate_json(
+        tmp_path, "on: pull_request\njobs:\n"
         "  folded:\n    if: >\n      ${{ github.event_name == 'push' }}\n"
         "    runs-on: ubuntu-latest\n    steps: [{run: make}]\n"
         "  stripped:\n    if: >-\n      ${{ github.event_name == 'push' }}\n"
         "    runs-on: ubuntu-latest\n    steps: [{run: make}]\n")
-    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    jobs = {j["id"]: j for w in json.loads(result.stdout)["workflows"] for j in w["jobs"]}
+    jobs = {j["id"]: j for w in out["workflows"] for j in w["jobs"]}
     assert jobs["folded"].get("runs_on_events") is None
     assert jobs["stripped"]["runs_on_events"] == []
     # and the folded one is told how to write what it means
@@ -252,13 +258,8 @@ def test_a_job_calling_a_remote_workflow_gets_no_timeout_or_runner_advice(
     # `timeout-minutes` is not allowed on a job that calls a reusable workflow (its keys:
     # name, uses, with, secrets, strategy, needs, if, permissions, concurrency); the advice
     # told such a job to set it
-    wf = tmp_path / ".github" / "workflows"
-    wf.mkdir(parents=True)
-    (wf / "ci.yml").write_text("on: push\njobs:\n  remote:\n"
-                               "    uses: octo/shared/.github/workflows/build.yml@v1\n")
-    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
+    (job,) = _estimate_json(tmp_path, "on: push\njobs:\n  remote:\n    uses: "
+                            "octo/shared/.github/workflows/build.yml@v1\n")["workflows"][0]["jobs"]
     assert job["remote_workflow"] and job["advice"] == []
 
 
@@ -266,16 +267,13 @@ def test_a_step_whose_if_github_reads_as_text_gets_advice(
         tmp_path: Path, fake_predictor: Any) -> None:
     # `if: contains(${{ matrix.os }}, 'ubuntu')` is format() of its parts, a non-empty
     # string: the step always runs (the data has this in 18 of 339 repositories)
-    wf = tmp_path / ".github" / "workflows"
-    wf.mkdir(parents=True)
-    (wf / "ci.yml").write_text(
+    (job,) = _estimate_json(
+        tmp_path,
         "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
         "    steps:\n      - name: Linux only\n        if: contains(${{ runner.os }}, 'Linux')\n"
         "        run: make\n      - if: ${{ runner.os == 'Linux' }}\n        run: make\n"
-        "      - if: |\n          ${{ false }}\n        uses: actions/cache@v4\n")
-    result = CliRunner().invoke(main, ["estimate", str(wf), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    (job,) = json.loads(result.stdout)["workflows"][0]["jobs"]
+        "      - if: |\n          ${{ false }}\n        uses: actions/cache@v4\n",
+    )["workflows"][0]["jobs"]
     (advice,) = [a for a in job["advice"] if a["kind"] == "if"]
     assert advice["suggested"] == {"steps": ["Linux only", "actions/cache@v4"]}
     assert "`Linux only`" in advice["message"] and "always runs" in advice["message"]

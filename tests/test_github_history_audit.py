@@ -8,6 +8,7 @@ import json
 import pytest
 from fakegithub import FakeGitHub
 from github import Auth, Github
+from test_github_history import _job
 
 from laser_ci.github import history as github_history
 from laser_ci.github.history import fetch_history
@@ -23,14 +24,6 @@ jobs:
     steps:
       - run: pytest
 """
-
-
-def _job(name: str, day: int, seconds: int | None, **fields) -> dict:
-    if seconds is None:
-        return {"name": name, "started_at": None, "completed_at": None, **fields}
-    return {"name": name, "started_at": f"2024-05-{day:02d}T10:00:00Z",
-            "completed_at": f"2024-05-{day:02d}T10:{seconds // 60:02d}:{seconds % 60:02d}Z",
-            **fields}
 
 
 @pytest.fixture
