@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from laser_ci.predictors.baselines import load_baselines  # noqa: E402
 from laser_ci.training.baselines import fit_baselines, text_features  # noqa: E402
-from laser_ci.training.crossval import recipe_fingerprint  # noqa: E402
+from laser_ci.training.cv_report import recipe_fingerprint  # noqa: E402
 from laser_ci.training.evaluate import describe, evaluate, json_safe, render_table  # noqa: E402
 from laser_ci.training.examples import load_examples, summarize  # noqa: E402
 

@@ -37,8 +37,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # naive_decoding.py beside it
 
-from laser_ci.predictors.decode import DecodeStats, OnnxDecoder, sample_naive, sample_numbers  # noqa: E402
+from naive_decoding import sample_naive  # noqa: E402
+
+from laser_ci.predictors.decode import DecodeStats, OnnxDecoder, sample_numbers  # noqa: E402
 from laser_ci.predictors.lm import LaserModel, make_session  # noqa: E402
 
 

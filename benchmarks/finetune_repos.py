@@ -21,6 +21,7 @@ import json
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.training.example import split_of
 from laser_ci.training.examples import load_blobs, load_examples, load_runs
-from laser_ci.training.train import TrainConfig, run_finetune  # noqa: E402
+from laser_ci.training.finetune import FINETUNE_CONFIG, run_finetune  # noqa: E402
 
 
 def write_repo(data: str, repo: str, runs: list[dict], out: Path) -> Path:
@@ -70,9 +71,8 @@ def main() -> None:
         counts = collections.Counter(str(r.get("repo")) for r in runs
                                      if split_of(str(r.get("repo"))) == "val")
         repos = [r for r, _ in counts.most_common(5)]
-    cfg = TrainConfig(epochs=args.epochs, lr=2e-4, patience=1, pretrain_steps=0, scale_aug=0.0,
-                      select_on="number_loss", threads=args.threads, max_val_decode=10_000,
-                      num_samples=16)
+    cfg = replace(FINETUNE_CONFIG, epochs=args.epochs, threads=args.threads,
+                  max_val_decode=10_000)
     print(f"{'repository':36} {'train/test':>10} {'before':>7} {'after':>7} "
           f"{'history median':>14} {'seconds':>7}")
     with tempfile.TemporaryDirectory() as tmp:

@@ -45,9 +45,11 @@ from laser_ci.training.export import (  # noqa: E402
     quantize_int8,
     sha256_file,
 )
+from laser_ci.training.finetune import LabeledText  # noqa: E402
 from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.history import example_text  # noqa: E402
-from laser_ci.training.train import LabeledText, calibration_ids, load_model, make_items  # noqa: E402
+from laser_ci.training.loops import calibration_ids, make_items  # noqa: E402
+from laser_ci.training.network import load_model  # noqa: E402
 
 GRAPHS = {"fp32": "model.fp32.onnx", "dynamic": "model.dynamic.onnx", "static": "model.static.onnx"}
 

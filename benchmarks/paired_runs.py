@@ -33,12 +33,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scored.py beside it
 
 import numpy as np  # noqa: E402
+from scored import Scored, ScoredError  # noqa: E402
+from scored import load as load_scored  # noqa: E402
 
 from laser_ci.training import metrics  # noqa: E402
-from laser_ci.training.scored import Scored, ScoredError  # noqa: E402
-from laser_ci.training.scored import load as load_scored  # noqa: E402
 
 REGIMES = ("prior", "none")
 SUBSETS = ("all", "warm", "warm-changed", "cold")  # warm includes warm-changed

@@ -91,7 +91,8 @@ def _ex(repo: str, runtime: float, conclusion: str = "success") -> Example:
 
 
 def test_paired_differences_on_a_constructed_case() -> None:
-    from laser_ci.training.crossval import paired, versus
+    from laser_ci.training.crossval import paired
+    from laser_ci.training.cv_report import versus
 
     e = math.e
     examples = [_ex("r/one", 100.0), _ex("r/one", 100.0, "failure"),
@@ -252,96 +253,27 @@ def test_eval_folds_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "Invalid value for --predictor" in r.output  # a usage error
     assert "pretrained on the unlabeled corpus only" in fails(
         "--folds", "--predictor", "laser-lm", "--lm-base", str(tmp_path))
-    base = tmp_path / "base"
-    base.mkdir()
-    (base / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
-    assert "needs the prompt lines" in fails(
-        "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-warm-reference")
-    assert "only go with --folds" in fails("--lm-warm-reference")
-    assert "only go with --folds" in fails("--lm-shrink")
-    assert "fit with the band scales" in fails(
-        "--folds", "--predictor", "laser-lm", "--lm-base", str(base), "--lm-shrink")
-    assert "only go with --folds" in fails("--lm-max-prompt-tokens", "512")
-    assert "only go with --folds" in fails("--lm-warm-anchor", "recent")
-    assert "Invalid value" in fails("--folds", "--lm-warm-anchor", "mean")
-    short = tmp_path / "short"
-    short.mkdir()
-    (short / "laser_pretrain.json").write_text(
-        '{"pretrain_only": true, "labels": false, "seq_len": 256}')
-    assert "positions past 256 are untrained" in fails(
-        "--folds", "--predictor", "laser-lm", "--lm-base", str(short),
-        "--lm-max-prompt-tokens", "512")
+    assert "only go with --folds" in fails("--lm-ship", str(tmp_path / "s"))
+    assert "No such option" in fails("--folds", "--lm-warm-anchor", "recent")  # the recipe's
+    labeled = tmp_path / "labeled"
+    labeled.mkdir()
+    (labeled / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": true}')
+    assert "the base saw labels" in fails(
+        "--folds", "--predictor", "laser-lm", "--lm-base", str(labeled))
 
 
-@pytest.mark.parametrize(("seq_len", "asked", "budget"), [
-    (None, None, 256),  # the fold config's budget
-    (512, None, 256),
-    (512, 512, 512),  # up to the pretraining rows
-    (1024, 512, 512),
-    (None, 512, 512),  # a base from before the marker said: not checked
+@pytest.mark.parametrize(("own", "ok"), [
+    (None, False),  # a folder from before the setting: median
+    ("median", False),
+    ("recent", True),
 ])
-def test_recipe_prompt_budget(tmp_path: Path, seq_len: int | None, asked: int | None,
-                              budget: int) -> None:
-    marker = {"pretrain_only": True, "labels": False}
-    if seq_len is not None:
-        marker["seq_len"] = seq_len
-    (tmp_path / "laser_pretrain.json").write_text(json.dumps(marker))
-    from laser_ci.training.crossval import LMRecipe
-
-    assert LMRecipe(tmp_path, max_prompt_tokens=asked).cfg.max_prompt_tokens == budget
-
-
-def test_card_command_spells_out_the_prompt_budget(tmp_path: Path) -> None:
-    from laser_ci.training.crossval import LMRecipe, _command_line
-
-    (tmp_path / "laser_pretrain.json").write_text(
-        '{"pretrain_only": true, "labels": false, "seq_len": 512}')
-    line = _command_line("DATA", 5, "workflow", "prior", ["laser-lm"],
-                         LMRecipe(tmp_path, max_prompt_tokens=512, epochs=1))
-    assert "--lm-max-prompt-tokens 512" in line and "--lm-epochs 1" in line
-    assert "--lm-max-prompt-tokens" not in _command_line(
-        "DATA", 5, "workflow", "prior", ["laser-lm"], LMRecipe(tmp_path))
-
-
-@pytest.mark.parametrize("anchor", ["median", "recent"])
-def test_recipe_warm_anchor_reaches_the_config_and_the_card(tmp_path: Path, anchor: str) -> None:
-    from laser_ci.training.crossval import RECIPE_KEYS, LMRecipe, _command_line
-
-    (tmp_path / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
-    recipe = LMRecipe(tmp_path, warm_anchor=anchor)
-    assert recipe.cfg.warm_anchor == anchor and "warm_anchor" in RECIPE_KEYS
-    line = _command_line("DATA", 5, "workflow", "prior", ["laser-lm"], recipe)
-    assert ("--lm-warm-anchor recent" in line) == (anchor == "recent")
-
-
-def test_recipe_prompt_budget_of_a_model_folder_base(tmp_path: Path) -> None:
-    """A base that is a model folder keeps its own budget when fine-tuned, so another one
-    is refused rather than ignored."""
-    from laser_ci.training.crossval import CVError, LMRecipe
-
-    (tmp_path / "laser_pretrain.json").write_text(
-        '{"pretrain_only": true, "labels": false, "seq_len": 512}')
+def test_recipe_refuses_a_model_folder_base_of_another_warm_anchor(tmp_path: Path,
+                                                                   own: str | None,
+                                                                   ok: bool) -> None:
+    """A model-folder base keeps its warm outputs when fine-tuned: one over another history
+    figure than the recipe's recent median is refused."""
     from laser_ci.predictors.lm import FORMAT_VERSION
-
-    (tmp_path / "laser.json").write_text(json.dumps({
-        "format_version": FORMAT_VERSION, "files": {"model.onnx": "", "tokenizer.json": ""},
-        "prompt": {"max_prompt_tokens": 256}}))
-    assert LMRecipe(tmp_path, max_prompt_tokens=256).cfg.max_prompt_tokens == 256
-    with pytest.raises(CVError, match="256-token prompt"):
-        LMRecipe(tmp_path, max_prompt_tokens=512)
-
-
-@pytest.mark.parametrize(("own", "asked", "ok"), [
-    (None, "median", True),  # a folder from before the setting: median
-    (None, "recent", False),
-    ("recent", "recent", True),
-    ("recent", "median", False),
-])
-def test_recipe_warm_anchor_of_a_model_folder_base(tmp_path: Path, own: str | None, asked: str,
-                                                   ok: bool) -> None:
-    """A model-folder base keeps its warm outputs when fine-tuned: another anchor is refused."""
-    from laser_ci.predictors.lm import FORMAT_VERSION
-    from laser_ci.training.crossval import CVError, LMRecipe
+    from laser_ci.training.lm_recipe import CVError, LMRecipe
 
     (tmp_path / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
     prompt = {"max_prompt_tokens": 256, **({"warm_anchor": own} if own else {})}
@@ -349,10 +281,10 @@ def test_recipe_warm_anchor_of_a_model_folder_base(tmp_path: Path, own: str | No
         "format_version": FORMAT_VERSION, "files": {"model.onnx": "", "tokenizer.json": ""},
         "prompt": prompt}))
     if ok:
-        assert LMRecipe(tmp_path, warm_anchor=asked).cfg.warm_anchor == asked
+        assert LMRecipe(tmp_path).cfg.warm_anchor == "recent"
     else:
         with pytest.raises(CVError, match="warm outputs"):
-            LMRecipe(tmp_path, warm_anchor=asked)
+            LMRecipe(tmp_path)
 
 
 # --- cards and the default -----------------------------------------------------------------------
@@ -451,8 +383,9 @@ def test_default_is_chosen_from_cross_validated_scores(tmp_path: Path) -> None:
 
 
 def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tiny base pretrained on the fixture's corpus alone, fine-tuned per fold, exported to
-    int8, scored on the held-out fold, with its card written."""
+    """A tiny base pretrained on the fixture's corpus alone, fine-tuned per fold by the
+    shipped recipe, exported to int8, scored on the held-out fold, with its card written;
+    then reused, and shipped on every repository."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("optimum.exporters.onnx")
@@ -461,147 +394,103 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
 
     out = tmp_path / "base"
     r = CliRunner().invoke(main, [
-        "train", "--pretrain-only", "--data", str(MINI), "--out", str(out), "--size", "tiny",
+        "train", "--data", str(MINI), "--out", str(out), "--size", "tiny",
         "--pretrain-steps", "3", "--vocab-size", "300", "--pretrain-seq-len", "32",
         "--device", "cpu"])
     assert r.exit_code == 0, r.output
     marker = json.loads((out / "pretrained" / "laser_pretrain.json").read_text())
     assert marker["pretrain_only"] is True and marker["labels"] is False
     assert marker["corpus"]["split"] == "all" and marker["pretrain"]["steps"] == 3
-    assert marker["seq_len"] == 32  # what --lm-max-prompt-tokens is checked against
+    assert marker["seq_len"] == 32
     report = json.loads((out / "train_report.json").read_text())
     assert "finetune" not in report and "data" not in report  # no labeled example read
 
-    import laser_ci.training.train as train
+    import laser_ci.training.baselines as baselines
+    import laser_ci.training.finetune as finetune
 
     seen: list[set[str]] = []
-    real = train.finetune_examples
+    tabulars: list = []
+    references: list = []
+    real = finetune.finetune_examples
+    real_fit = baselines.fit_baselines
 
     def spy(base, train_ex, val_ex, out_dir, cfg, **kw):
         seen.append({e.repo for e in (*train_ex, *val_ex)})
+        references.append(kw.get("reference_model"))
         return real(base, train_ex, val_ex, out_dir, cfg, **kw)
 
-    monkeypatch.setattr(train, "finetune_examples", spy)
+    def fit_spy(*a, **kw):
+        fit = real_fit(*a, **kw)
+        if "tabular" in fit.predictors:
+            tabulars.append(fit.predictors["tabular"])
+        return fit
+
+    monkeypatch.setattr(finetune, "finetune_examples", spy)
+    monkeypatch.setattr(baselines, "fit_baselines", fit_spy)
     model = tmp_path / "model"
     (model / "lm").mkdir(parents=True)
     (model / "lm" / "laser.json").write_text("{}")
     keep = tmp_path / "folds"
-    res = json.loads(run_eval(
-        "--folds", "3", "--history", "prior", "--predictor", "laser-lm", "--predictor",
-        "history-median", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
-        "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(keep), "--format", "json",
-        "--write-cards", "--model", str(model)))
+    common = ("--folds", "3", "--history", "prior", "--predictor", "laser-lm",
+              "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
+              "--lm-keep", str(keep), "--jobs", "1", "--format", "json")
+    res = json.loads(run_eval(*common, "--predictor", "tabular", "--write-cards",
+                              "--model", str(model)))
     lm = res["predictors"]["laser-lm"]
     assert lm["all"]["n"] == 15 and lm["subsets"]["warm"]["all"]["n"] == 8
     assert [s["fit"] > 0 for s in lm["fold_seconds"]] == [True] * 3
     assert res["lm"]["pretrained"]["labels"] is False and res["lm"]["config"]["epochs"] == 1
+    config = res["lm"]["config"]  # the shipped recipe's prompt
+    assert (config["outcome"], config["cold_reference"]) == (True, "tabular")
+    assert (config["layout"], config["warm_anchor"]) == ("shared-prefix", "recent")
+    assert res["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True,
+                                     "shrink": True}
     repos = {"acme/gadgets", "octo/matrix-lib", "acme/widgets", "broken/yaml-repo",
              "octo/reusable", "tiny/collected"}
     assert len(seen) == 3
+    # each fold's tabular model is trained once and is the reference its language model ships
+    assert len(tabulars) == 3
+    assert [r is tab for r, tab in zip(references, tabulars, strict=True)] == [True] * 3
     for f in range(3):  # no label of the held-out fold reaches its model
         held = {r for r in repos if fold_of(r, 3) == f}
         assert held and not seen[f] & held and seen[f] | held == repos
         log = json.loads((keep / f"fold{f}" / "train_report.json").read_text())
-        assert log["data"]["train"] > 0 and log["finetune"]["history"]
+        assert log["finetune"]["history"]
+        assert 0 < log["data"]["with_reference"] <= log["data"]["train"]
         assert (keep / f"fold{f}" / "model.onnx").is_file()
         assert not (keep / f"fold{f}" / "weights.safetensors").exists()
+        cfg = json.loads((keep / f"fold{f}" / "laser.json").read_text())
+        assert cfg["prompt"]["outcome"] is True and cfg["prompt"]["cold_reference"] == "tabular"
+        assert "reference/tabular.json" in cfg["files"]
+        decoding = cfg["decoding"]  # fit on the fold's val part
+        assert set(decoding["band_scale"]) <= {"warm", "changed", "cold"}
+        assert decoding["band_scale"] and decoding["band_calibration"]["examples"] > 0
+        assert set(decoding.get("shrink", {})) <= set(decoding["band_scale"])
+        assert all(0 <= a <= 1 for a in decoding.get("shrink", {}).values())
     card = json.loads((model / "lm" / "card.json").read_text())
     assert set(card["cv"]["predictors"]) == {"laser-lm"}
     assert "unlabeled workflow corpus" in card["cv"]["note"]
     assert card["cv"]["predictors"]["laser-lm"]["prior_log_mae"] == lm["all"]["log_mae"]
 
-    # prompt lines: each fold's folder ships its own tabular reference; its training texts'
-    # references come from tabular models fit without their fold; a kept fold is reused
-    lines = tmp_path / "lines"
-    seen.clear()
-    import laser_ci.training.baselines as baselines
-
-    tabulars: list = []
-    references: list = []
-    real_fit = baselines.fit_baselines
-
-    def fit_spy(*a, **kw):
-        out = real_fit(*a, **kw)
-        if "tabular" in out.predictors:
-            tabulars.append(out.predictors["tabular"])
-        return out
-
-    def ref_spy(base, train_ex, val_ex, out_dir, cfg, **kw):
-        references.append(kw.get("reference_model"))
-        return spy(base, train_ex, val_ex, out_dir, cfg, **kw)
-
-    monkeypatch.setattr(baselines, "fit_baselines", fit_spy)
-    monkeypatch.setattr(train, "finetune_examples", ref_spy)
-    res = json.loads(run_eval(
-        "--folds", "3", "--history", "prior", "--predictor", "laser-lm", "--predictor",
-        "tabular", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
-        "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(lines),
-        "--lm-prompt-lines", "--jobs", "1", "--format", "json"))
-    assert res["lm"]["config"]["outcome"] is True
-    assert res["lm"]["config"]["cold_reference"] == "tabular"
-    for f in range(3):
-        cfg = json.loads((lines / f"fold{f}" / "laser.json").read_text())
-        assert cfg["prompt"]["outcome"] is True and cfg["prompt"]["cold_reference"] == "tabular"
-        assert "reference/tabular.json" in cfg["files"]
-        log = json.loads((lines / f"fold{f}" / "train_report.json").read_text())
-        assert 0 < log["data"]["with_reference"] <= log["data"]["train"]
+    # kept folds are reused: nothing fine-tuned again, the same scores
+    again = json.loads(run_eval(*common, "--lm-reuse"))
     assert len(seen) == 3
-    # each fold's tabular model is trained once and is the reference its language model ships
-    assert len(tabulars) == 3
-    assert [r is tab for r, tab in zip(references, tabulars, strict=True)] == [True] * 3
-    again = json.loads(run_eval(
-        "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
-        "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
-        "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--format", "json"))
-    assert len(seen) == 3  # nothing fine-tuned again
-    assert again["predictors"]["laser-lm"]["all"] == res["predictors"]["laser-lm"]["all"]
-    exact = json.loads(run_eval(
-        "--folds", "3", "--history", "prior", "--predictor", "laser-lm",
-        "--lm-base", str(out / "pretrained"), "--lm-device", "cpu", "--lm-threads", "1",
-        "--lm-keep", str(lines), "--lm-prompt-lines", "--lm-reuse", "--lm-exact-last",
-        "--lm-calibrate-bands", "--lm-shrink", "--lm-samples", "4", "--lm-sampling",
-        "quantiles", "--format", "json"))
-    assert len(seen) == 3  # decoding options: the same fold models, scored again
-    assert exact["lm"]["decoding"] == {"exact_last": True, "calibrate_bands": True,
-                                       "shrink": True, "samples": 4, "sampling": "quantiles"}
-    assert again["lm"]["decoding"] == {"exact_last": False, "calibrate_bands": False}
-    assert exact["predictors"]["laser-lm"]["all"]["n"] == res["predictors"]["laser-lm"]["all"]["n"]
-    for f in range(3):  # each fold's values, fit on its val part, are in its laser.json
-        decoding = json.loads((lines / f"fold{f}" / "laser.json").read_text())["decoding"]
-        assert set(decoding["band_scale"]) <= {"warm", "changed", "cold"}
-        assert decoding["band_scale"] and decoding["band_calibration"]["examples"] > 0
-        assert set(decoding.get("shrink", {})) <= set(decoding["band_scale"])
-        assert all(0 <= a <= 1 for a in decoding.get("shrink", {}).values())
-    # kept folds of another prompt layout are not reused as this recipe's
-    r = CliRunner().invoke(main, [
-        "eval", str(MINI), "--folds", "3", "--predictor", "laser-lm", "--lm-base",
-        str(out / "pretrained"), "--lm-device", "cpu", "--lm-keep", str(lines),
-        "--lm-prompt-lines", "--lm-reuse", "--lm-layout", "shared-prefix"])
+    assert again["predictors"]["laser-lm"]["all"] == lm["all"]
+    # a kept fold of another recipe is not reused as this one's
+    report_path = keep / "fold1" / "train_report.json"
+    kept = json.loads(report_path.read_text())
+    report_path.write_text(json.dumps({**kept, "config": {**kept["config"], "layout": "serial"}}))
+    r = CliRunner().invoke(main, ["eval", str(MINI), *common, "--lm-reuse"])
     assert r.exit_code != 0 and "trained with other layout than this recipe" in r.output
+    report_path.write_text(json.dumps(kept))
 
-    # the shared-prefix layout, static int8, a warm reference, and the recipe shipped:
-    # trained on every repository but fold 0's (which picks the epoch), with its weights
-    # and reference
-    seen.clear()
+    # the recipe shipped: trained on every repository but fold 0's (which picks the epoch),
+    # with its weights and reference
     ship = tmp_path / "ship"
-    res = json.loads(run_eval(
-        "--folds", "3", "--history", "prior", "--predictor", "laser-lm", "--predictor",
-        "tabular", "--lm-base", str(out / "pretrained"), "--lm-epochs", "1",
-        "--lm-device", "cpu", "--lm-threads", "1", "--lm-keep", str(tmp_path / "sp"),
-        "--lm-prompt-lines", "--lm-layout", "shared-prefix", "--lm-quantization", "static",
-        "--lm-exact-last", "--lm-calibrate-bands", "--lm-warm-reference",
-        "--lm-ship", str(ship), "--jobs", "1", "--format", "json"))
-    assert res["lm"]["config"]["layout"] == "shared-prefix"
-    assert res["lm"]["config"]["warm_reference"] == "tabular"
-    for f in range(3):  # warm training texts read their own (out-of-fold) references too
-        log = json.loads((tmp_path / "sp" / f"fold{f}" / "train_report.json").read_text())
-        assert log["data"]["with_reference"] == log["data"]["train"]
-    assert len(seen) == 4  # three folds, then the shipped model
-    assert seen[3] == repos  # every repository, fold 0's as val
+    run_eval(*common, "--lm-reuse", "--lm-ship", str(ship))
+    assert len(seen) == 4 and seen[3] == repos  # the shipped model, fold 0's as val
     shipped = json.loads((ship / "laser.json").read_text())
     assert shipped["prompt"]["layout"] == "shared-prefix" and shipped["prompt"]["outcome"]
-    assert shipped["prompt"]["warm_reference"] == "tabular"
-    assert shipped["model"]["quantization"] == "static"
     from laser_ci.training.examples import load_examples
 
     assert shipped["decoding"]["exact_last"] is True and shipped["decoding"]["band_scale"]
@@ -612,9 +501,8 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
         shipped["files"])
     from laser_ci.predictors.lm import LaserModel
 
-    lm = LaserModel(ship)
-    assert lm.batch_jobs > 1 and lm.reference_model is not None
-    (pred,) = lm.predict(["task: job\nworkflow: CI\njob: a\nruns-on: x\nsteps:\n- run: make\n"])
+    (pred,) = LaserModel(ship).predict(
+        ["task: job\nworkflow: CI\njob: a\nruns-on: x\nsteps:\n- run: make\n"])
     assert 0 < pred.p10 <= pred.p50 <= pred.p90
     # `laser-ci finetune` from the shipped model keeps its prompts: layout, outcome line and
     # the reference model (cold texts read its p50 in training too)
@@ -663,10 +551,10 @@ def test_fold_parts_table(folds: list[int], fold: int, k: int, train: list[str],
     ({"max_prompt_tokens": 256, "warm_anchor": "recent"}, "recent"),
 ])
 def test_a_model_folders_prompt_keeps_its_warm_anchor(prompt: dict, anchor: str) -> None:
-    """``laser-ci finetune`` adapts a folder with its own prompt settings (train.base_prompt),
+    """``laser-ci finetune`` adapts a folder with its own prompt settings (config.base_prompt),
     the warm anchor among them, and the PromptCodec they build reads it."""
     pytest.importorskip("torch")
-    from laser_ci.training.train import TrainConfig, base_prompt
+    from laser_ci.training.config import TrainConfig, base_prompt
 
     got = base_prompt({"prompt": prompt})
     assert got["warm_anchor"] == anchor

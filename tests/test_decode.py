@@ -11,6 +11,7 @@ import hashlib
 import itertools
 from pathlib import Path
 
+import bench
 import numpy as np
 import pytest
 
@@ -20,11 +21,12 @@ from laser_ci.predictors.decode import (
     buckets,
     left_pad,
     mixture_quantiles,
-    sample_naive,
     sample_numbers,
     summarize_samples,
 )
 from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
+
+sample_naive = bench.load("naive_decoding").sample_naive
 
 # a made-up vocabulary: the codec's tokens and the skeleton's fixed pieces get ids
 PAD, EOS, SEP = 0, 1, 2
@@ -382,42 +384,6 @@ def test_stratified_samples_follow_the_distribution():
     for q in (0.1, 0.25, 0.5, 0.75, 0.9):
         at = np.searchsorted(cdf, q)  # the q-quantile's value, and the exact CDF there
         assert abs(np.mean(pooled <= values[at]) - cdf[at]) < 0.015
-
-
-@pytest.mark.parametrize("n", [1, 2, 16, 50])
-def test_quantile_samples_are_the_exact_quantiles(n: int):
-    """``quantiles``: sample k is the distribution's value at level (k + 1/2) / n (the
-    inverse CDF, digit by digit), whatever the seed and the batch."""
-    codec = SURE_CODEC
-    sk = make_skeleton(codec)
-    values, probs = _exact_distribution(codec)
-    cdf = np.cumsum(probs) / probs.sum()
-    levels = (np.arange(n) + 0.5) / n
-    expected = values[np.minimum(np.searchsorted(cdf, levels, side="right"), len(values) - 1)]
-    ps = prompts(5, seed=2)
-    out = sample_numbers(FakeDecoder(12, _fixed), ps, sk, num_samples=n, quantiles=True)
-    for samples in out:
-        np.testing.assert_array_equal(samples, expected)
-    again = sample_numbers(FakeDecoder(12, _fixed), ps[2:3], sk, num_samples=n, seed=7,
-                           quantiles=True)
-    np.testing.assert_array_equal(again[0], expected)
-
-
-def test_quantile_samples_parse_and_do_not_depend_on_the_batch():
-    codec = NumberCodec(min_exponent=-3, max_exponent=12)
-    sk = make_skeleton(codec, full_vocab=True)
-    ps = prompts(9, seed=4)
-    together = sample_numbers(FakeDecoder(len(VOCAB)), ps, sk, num_samples=16, quantiles=True,
-                              max_batch_jobs=4)
-    for p, samples in zip(ps, together, strict=True):
-        (alone,) = sample_numbers(FakeDecoder(len(VOCAB)), [p], sk, num_samples=16,
-                                  quantiles=True)
-        np.testing.assert_array_equal(samples, alone)
-        assert len(samples) == 16 and np.all(np.diff(samples) >= 0)
-        for v in samples:
-            assert codec.from_string(codec.to_string(v)) == v
-    with pytest.raises(ValueError, match="one"):
-        sample_numbers(FakeDecoder(len(VOCAB)), ps, sk, quantiles=True, stratified=True)
 
 
 @pytest.mark.parametrize(

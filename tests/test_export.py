@@ -7,12 +7,12 @@ Needs the ``train`` extra (torch, transformers, optimum-onnx); skipped without i
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import bench
 import numpy as np
 import pytest
 from labeled import Ex
@@ -27,21 +27,17 @@ from laser_ci.predictors.decode import (  # noqa: E402
     OnnxDecoder,
     causal_bias,
     left_pad,
-    sample_naive,
 )
 from laser_ci.predictors.lm import LaserModel, ModelFileError, make_session, read_config  # noqa: E402
 from laser_ci.text.numbers import DEFAULT_CODEC  # noqa: E402
 from laser_ci.text.tokenize import PromptCodec, train_tokenizer  # noqa: E402
+from laser_ci.training.config import TrainConfig  # noqa: E402
 from laser_ci.training.export import export_model  # noqa: E402
-from laser_ci.training.train import (  # noqa: E402
-    TrainConfig,
-    _accelerator,
-    build_model,
-    finetune_loop,
-    make_items,
-)
+from laser_ci.training.loops import _accelerator, calibration_ids, finetune_loop, make_items  # noqa: E402
+from laser_ci.training.network import build_model  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+sample_naive = bench.load("naive_decoding").sample_naive
 
 
 def synthetic_examples() -> list[Ex]:
@@ -190,8 +186,6 @@ def static_artifact(artifact: Path, tmp_path_factory) -> Path:
     the shared-prefix layout."""
     from tokenizers import Tokenizer
 
-    from laser_ci.training.train import calibration_ids
-
     tok = Tokenizer.from_file(str(artifact / "tokenizer.json"))
     prompt = PromptCodec(tok, DEFAULT_CODEC, max_prompt_tokens=64, layout="shared-prefix")
     out = tmp_path_factory.mktemp("static")
@@ -246,8 +240,6 @@ def test_static_int8_weight_types(static_artifact: Path, tmp_path: Path, weights
     from onnx import numpy_helper
 
     from laser_ci.training.export import quantize_int8
-    from laser_ci.training.train import calibration_ids
-
     lm = LaserModel(static_artifact)
     folder = tmp_path / "m"
     shutil.copytree(static_artifact, folder)
@@ -362,41 +354,51 @@ def test_ratio_model_scales_warm_samples_by_the_history_median(artifact: Path, t
 
 
 def test_train_and_finetune_commands(tmp_path: Path):
-    """`laser-ci train` and `laser-ci finetune` end to end on the tiny fixture folder."""
+    """`laser-ci train` (the label-free base), the recipe's fine-tune from it, and `laser-ci
+    finetune` of that model, end to end on the tiny fixture folder."""
     from click.testing import CliRunner
     from gha_mini import MINI as data
 
+    from laser_ci.training.config import FOLD_CONFIG, PRETRAIN_MARKER
+    from laser_ci.training.examples import load_examples
+    from laser_ci.training.finetune import finetune_examples
     from laser_ci.training.train import finetune_command, train_command
 
-    out = tmp_path / "m"
+    out = tmp_path / "base"
     r = CliRunner().invoke(train_command, [
-        "--data", str(data), "--out", str(out), "--preset", "cpu-1h", "--size", "tiny",
-        "--pretrain-steps", "3", "--epochs", "1", "--vocab-size", "300",
-        "--max-prompt-tokens", "64", "--max-val-decode", "3", "--warm-target", "ratio"])
+        "--data", str(data), "--out", str(out), "--size", "tiny", "--pretrain-steps", "3",
+        "--vocab-size", "300", "--pretrain-seq-len", "64", "--threads", "1"])
     assert r.exit_code == 0, r.output
     report = json.loads((out / "train_report.json").read_text())
     assert report["pretrain"]["steps"] == 3
-    config = report["config"]  # the preset, with the options given overriding it
-    assert (config["size"], config["max_prompt_tokens"], config["epochs"]) == ("tiny", 64, 1)
-    assert (config["pretrain_seq_len"], config["threads"], config["pretrain_minutes"]) == (256, 2, 15)
-    assert config["warm_target"] == "ratio"
-    assert {"int8", "fp32"} <= set(report["eval"])
-    assert (out / "checkpoint" / "config.json").is_file()
-    LaserModel(out).predict(["task: job\n"])
+    config = report["config"]  # the shipped base's settings, with the options given overriding them
+    assert (config["size"], config["pretrain_seq_len"], config["threads"]) == ("tiny", 64, 1)
+    assert (config["pretrain_batch_size"], config["pretrain_minutes"]) == (8, 22.0)
+    assert json.loads((out / "pretrained" / PRETRAIN_MARKER).read_text())["labels"] is False
+    # the recipe's stage 2 without its tabular reference (too few repositories here)
+    examples = load_examples(data, cache=False)
+    cfg = replace(FOLD_CONFIG, size="tiny", max_prompt_tokens=64, cold_reference=None,
+                  threads=1)
+    model = tmp_path / "model"
+    finetune_examples(out / "pretrained", examples[:-4], examples[-4:], model, cfg,
+                      device="cpu", include_weights=True)
+    LaserModel(model).predict(["task: job\n"])
     ft = tmp_path / "ft"
     r = CliRunner().invoke(finetune_command, [
-        "--data", str(data), "--base", str(out), "--out", str(ft), "--epochs", "1",
+        "--data", str(data), "--base", str(model), "--out", str(ft), "--epochs", "1",
         "--max-val-decode", "3"])
     assert r.exit_code == 0, r.output
     assert read_config(ft)["files"]["model.onnx"]
-    for folder in (out, ft):  # the base's output semantics carry over to its fine-tunes
-        assert read_config(folder)["prompt"]["warm_target"] == "ratio"
+    for folder in (model, ft):  # the base's prompt and output semantics carry over
+        prompt = read_config(folder)["prompt"]
+        assert (prompt["warm_target"], prompt["layout"]) == ("ratio", "shared-prefix")
+        assert (prompt["warm_anchor"], prompt["outcome"]) == ("recent", True)
         assert read_config(folder)["codec"]["min_exponent"] == -2
 
 
 def test_train_data_parallel_on_two_cpu_processes(tmp_path: Path):
-    """The same command under ``torchrun`` (2 processes, gloo on CPU): shards the data, agrees
-    on early stopping, and writes one report and one model."""
+    """The same command under ``torchrun`` (2 processes, gloo on CPU): shards the rows and
+    writes one report and one base."""
     import subprocess
 
     from gha_mini import MINI as data
@@ -407,18 +409,18 @@ def test_train_data_parallel_on_two_cpu_processes(tmp_path: Path):
     out = tmp_path / "ddp"
     r = subprocess.run(
         [torchrun, "--standalone", "--nproc-per-node", "2", "-m", "laser_ci", "train", "--data", str(data),
-         "--out", str(out), "--size", "tiny", "--pretrain-steps", "4", "--epochs", "6",
-         "--patience", "1", "--lr", "3e-2", "--vocab-size", "300", "--max-prompt-tokens", "64",
-         "--max-val-decode", "3", "--device", "cpu"],
+         "--out", str(out), "--size", "tiny", "--pretrain-steps", "4", "--vocab-size", "300",
+         "--pretrain-seq-len", "64", "--pretrain-batch-size", "2", "--threads", "1",
+         "--device", "cpu"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert r.returncode == 0, r.stderr[-3000:]
     report = json.loads((out / "train_report.json").read_text())
     assert report["processes"] == 2
     assert report["pretrain"]["steps"] == 4
-    assert report["finetune"]["history"]
+    assert report["pretrain"]["tokens"] == 4 * 2 * 2 * 64
     assert r.stdout.count('"parameters"') == 1
-    LaserModel(out).predict(["task: job\n"])
+    assert (out / "pretrained" / "config.json").is_file()
 
 
 def test_time_limits_stop_training(tmp_path: Path):
@@ -426,13 +428,18 @@ def test_time_limits_stop_training(tmp_path: Path):
     data-parallel process agrees on (here: 30 steps measured, then the first step after)."""
     from gha_mini import MINI as data
 
-    from laser_ci.training.train import TrainConfig, run_training
+    from laser_ci.training.examples import load_examples
+    from laser_ci.training.finetune import finetune_examples
+    from laser_ci.training.pretrain import run_pretrain
 
     cfg = TrainConfig(size="tiny", vocab_size=300, max_prompt_tokens=64, pretrain_steps=500,
-                      pretrain_seq_len=64, pretrain_minutes=1e-5, epochs=50,
-                      finetune_minutes=1e-5, max_val_decode=0)
-    log = run_training(data, tmp_path / "m", cfg, device="cpu", export=False)
+                      pretrain_seq_len=64, pretrain_minutes=1e-5, epochs=50, batch_size=8,
+                      patience=100, finetune_minutes=1e-5, cold_reference=None, threads=1)
+    log = run_pretrain(data, tmp_path / "b", cfg, device="cpu")
     assert log["pretrain"]["steps"] == 31
+    examples = load_examples(data, cache=False)
+    log = finetune_examples(tmp_path / "b" / "pretrained", examples[:-4], examples[-4:],
+                            tmp_path / "m", cfg, device="cpu")
     assert log["finetune"]["steps"] == 31
 
 
@@ -454,7 +461,7 @@ WARM_JOB = ("task: job\nworkflow: CI 1\njob: build\nhistory: n=4 median=3.00e+02
             "runs-on: ubuntu-latest\nsteps:\n- run: sleep 300\n")
 
 
-def _ratio_folder(artifact: Path, folder: Path, *, warm_reference: bool):
+def _ratio_folder(artifact: Path, folder: Path):
     """A copy of the artifact as a ratio model reading the prompt lines, a tiny tabular
     reference attached; returns the folder, that reference and a cold text."""
     from laser_ci.training.references import attach_reference
@@ -466,7 +473,7 @@ def _ratio_folder(artifact: Path, folder: Path, *, warm_reference: bool):
     config["prompt"]["warm_target"] = "ratio"
     config["codec"]["min_exponent"] = -2
     (folder / "laser.json").write_text(json.dumps(config))
-    attach_reference(folder, outcome=True, reference=tabular, warm_reference=warm_reference)
+    attach_reference(folder, outcome=True, reference=tabular)
     return folder, tabular, examples[0].text
 
 
@@ -485,7 +492,7 @@ def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path,
     """With ``cold_reference``: a cold text's prompt ends with the tabular p50 and its samples
     are the loop's numbers times that p50 over √10; a warm text keeps the history median;
     every prompt asks for ``outcome: success``; the reference files are hashed."""
-    folder, tabular, cold = _ratio_folder(artifact, tmp_path / "ref", warm_reference=False)
+    folder, tabular, cold = _ratio_folder(artifact, tmp_path / "ref")
     lm = LaserModel(folder, num_samples=8)
     assert lm.prompt.outcome and lm.prompt.cold_reference
     p50 = tabular.predict([cold])[0].p50
@@ -501,30 +508,6 @@ def test_reference_model_folder_writes_ratios_to_the_tabular_p50(artifact: Path,
     with open(folder / "reference" / "tabular.json", "a") as f:
         f.write(" ")
     with pytest.raises(ModelFileError, match="tabular.json"):
-        LaserModel(folder)
-
-
-def test_warm_reference_folder_writes_ratios_to_the_tabular_p50_of_warm_texts(
-        artifact: Path, tmp_path: Path):
-    """With ``warm_reference`` too, a text with history also ends with the reference
-    model's p50 of that text, and its samples are multiplied by it instead of the history
-    median; the flag without the reference model is refused."""
-    folder, tabular, cold = _ratio_folder(artifact, tmp_path / "warmref", warm_reference=True)
-    assert json.loads((folder / "laser.json").read_text())["prompt"]["warm_reference"] == "tabular"
-    lm = LaserModel(folder, num_samples=8)
-    assert lm.prompt.warm_reference and lm.prompt.cold_reference
-    p50s = [r.p50 for r in tabular.predict([cold, WARM_JOB])]
-    texts = lm.prompt_texts([cold, WARM_JOB])
-    for t, p50 in zip(texts, p50s, strict=True):
-        assert t.endswith(f"outcome: success\nreference: {lm.codec.to_string(p50)}\n")
-    got = lm.sample([cold, WARM_JOB])
-    raw = _loop_numbers(lm, texts)
-    for g, r, p50 in zip(got, raw, p50s, strict=True):
-        np.testing.assert_allclose(g, r * float(lm.codec.to_string(p50)) / 10**0.5)
-    config = json.loads((folder / "laser.json").read_text())
-    del config["prompt"]["cold_reference"]
-    (folder / "laser.json").write_text(json.dumps(config))
-    with pytest.raises(ModelFileError, match="warm_reference without"):
         LaserModel(folder)
 
 
@@ -570,88 +553,6 @@ def test_out_of_fold_references_never_see_their_own_label():
         out_of_fold_references(examples, groups[:-1], params)
 
 
-def test_out_of_fold_warm_references_are_the_warm_part_never_in_sample():
-    """With ``warm_params`` a text with history gets its own reference: the history median
-    times a warm part fit on the other groups' warm texts."""
-    from laser_ci.training.references import (
-        out_of_fold_references,
-        reference_key,
-        warm_grid_point,
-    )
-
-    @dataclass(frozen=True)
-    class Lab:
-        text: str
-        runtime_s: float
-        repo: str
-        text_warm: str | None
-        workflow_path: str = ".github/workflows/ci.yml"
-        run_id: str = "1"
-        kind: str = "job"
-        job_name: str | None = "build"
-
-    def warm_text(e: Ex, median: float) -> str:
-        return (e.text + f"history: n=3 median={DEFAULT_CODEC.to_string(median)} p10="
-                f"{DEFAULT_CODEC.to_string(median * 0.8)} p90={DEFAULT_CODEC.to_string(median * 1.2)}"
-                f" latest={DEFAULT_CODEC.to_string(median)}\nhistory-config: unchanged\n")
-
-    def labeled(scale_group0: float) -> list[Lab]:
-        out = []
-        for i, e in enumerate(synthetic_examples()):
-            g = i % 4
-            y = e.runtime_s * (scale_group0 if g == 0 else 1.0)
-            out.append(Lab(e.text, y, f"o/r{g}",
-                           warm_text(e, e.runtime_s * 0.9) if i % 3 else None, run_id=str(i)))
-        return out
-
-    examples = labeled(1.0)
-    groups = [i % 4 for i in range(len(examples))]
-    params = {"objective": "regression_l1", "num_leaves": 3, "rounds": 20, "min_repos": 1}
-    warm_params = {"num_leaves": 3, "rounds": 20, "min_data_in_leaf": 2, "seeds": 5}
-    refs = out_of_fold_references(examples, groups, params, warm_params=warm_params, seeds=1)
-    warm_keys = {reference_key(e, warm=True) for e in examples if e.text_warm is not None}
-    assert set(refs) == {reference_key(e) for e in examples} | warm_keys
-    # anchored on the history median: close to the truth, which is 1/0.9 of it
-    for e in examples:
-        if e.text_warm is not None:
-            assert 0.5 < refs[reference_key(e, warm=True)] / e.runtime_s < 2.0
-    # change group 0's labels: its own references stay, the other groups' move
-    again = out_of_fold_references(labeled(50.0), groups, params, warm_params=warm_params,
-                                   seeds=1)
-    moved = {g: [] for g in range(4)}
-    for e, g in zip(examples, groups, strict=True):
-        key = reference_key(e, warm=True)
-        if key in refs:
-            moved[g].append(again[key] != refs[key])
-    assert moved[0] and not any(moved[0])
-    assert all(any(moved[g]) for g in (1, 2, 3))
-    assert out_of_fold_references(examples, groups, params, seeds=1).keys() == {
-        reference_key(e) for e in examples}  # without warm_params: cold texts only
-    # a warm part from before the anchor was tuned is anchored on the median
-    assert warm_grid_point(warm_params) == {"anchor": "history_median_log", "num_leaves": 3,
-                                            "rounds": 20, "min_data_in_leaf": 2}
-    # a flat median (100 s) and the truth in ``recent=``: anchored on the recent median, the
-    # warm references follow the truth; anchored on the median, they cannot copy it
-    def flat(e: Lab) -> Lab:
-        if e.text_warm is None:
-            return e
-        text = e.text + (f"history: n=3 median=1.00e+02 p10=8.00e+01 p90=1.20e+02 latest="
-                         f"1.00e+02 recent={DEFAULT_CODEC.to_string(e.runtime_s)}\n"
-                         "history-config: unchanged\n")
-        return replace(e, text_warm=text)
-
-    recent = [flat(e) for e in examples]
-    errors = {}
-    for anchor in ("history_median_log", "history_recent_log"):
-        got = out_of_fold_references(recent, groups, params, seeds=1,
-                                     warm_params={**warm_params, "anchor": anchor})
-        errors[anchor] = np.mean([abs(math.log(got[reference_key(e, warm=True)] / e.runtime_s))
-                                  for e in recent if e.text_warm is not None])
-    assert errors["history_recent_log"] < 0.05 < errors["history_median_log"]
-    with pytest.raises(ValueError, match="lack"):
-        warm_grid_point({"num_leaves": 3})
-
-
 @pytest.mark.parametrize(
     "warmup, total, done, expected",
     [
@@ -664,7 +565,7 @@ def test_out_of_fold_warm_references_are_the_warm_part_never_in_sample():
     ],
 )
 def test_time_limited_schedules_shrink_their_warmup(warmup, total, done, expected):
-    from laser_ci.training.train import _lr_lambda, _refit_plan
+    from laser_ci.training.loops import _lr_lambda, _refit_plan
 
     plan = {"total": 100_000, "warmup": warmup}
     _refit_plan(plan, total, done)

@@ -30,7 +30,6 @@ from laser_ci.training.examples import Example, load_examples, load_runs, workfl
 from laser_ci.training.history import (
     attach_history,
     causal_histories,
-    changed_pairs,
     example_text,
     in_subset,
     parse_time,
@@ -159,22 +158,20 @@ def test_training_texts_modes(examples: list[Example]) -> None:
 
 
 def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
-    from laser_ci.training.train import TrainConfig, with_history_texts
+    from laser_ci.training.config import TrainConfig
+    from laser_ci.training.finetune import with_history_texts
 
     warm = [e for e in examples if e.text_warm is not None]
     assert warm
-    tr, va = with_history_texts(examples, examples,
-                                TrainConfig(history_mode="drop", p_cold=0.0, scale_aug=0.0))
+    tr, va = with_history_texts(examples, examples, TrainConfig(p_cold=0.0, scale_aug=0.0))
     assert [t.text for t in tr] == [e.prior_text for e in examples] == [v.text for v in va]
-    tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="drop", p_cold=1.0))
+    tr, va = with_history_texts(examples, examples, TrainConfig(p_cold=1.0))
     assert [t.text for t in tr] == [e.text for e in examples]
     assert [v.text for v in va] == [e.prior_text for e in examples]  # val: as eval --history prior
-    tr, va = with_history_texts(examples, examples, TrainConfig(history_mode="cold"))
-    assert [t.text for t in tr] == [e.text for e in examples] == [v.text for v in va]
     assert [(t.runtime_s, t.repo) for t in tr] == [(e.runtime_s, e.repo) for e in examples]
     # rescaled warm texts: the runtime and the history's numbers move together
     tr, va = with_history_texts(examples, examples,
-                                TrainConfig(history_mode="warm", scale_aug=1.0, scale_range=1.0))
+                                TrainConfig(p_cold=0.0, scale_aug=1.0, scale_range=1.0))
     assert [v.text for v in va] == [e.prior_text for e in examples]
     for t, e in zip(tr, examples, strict=True):
         if e.history is None:
@@ -187,87 +184,19 @@ def test_train_texts_follow_the_history_mode(examples: list[Example]) -> None:
 
 
 def test_train_texts_carry_their_own_reference(examples: list[Example]) -> None:
-    """A cold text gets its cold reference, a warm text its warm one (a warm_reference
-    recipe), a rescaled warm text its warm one rescaled with it."""
+    """A cold text gets its reference, a warm text none (it is over its history)."""
+    from laser_ci.training.config import TrainConfig
+    from laser_ci.training.finetune import with_history_texts
     from laser_ci.training.references import reference_key
-    from laser_ci.training.train import TrainConfig, with_history_texts
 
     refs = {reference_key(e): 100.0 for e in examples}
-    refs.update({reference_key(e, warm=True): 200.0 for e in examples if e.text_warm is not None})
-    tr, va = with_history_texts(examples, examples,
-                                TrainConfig(history_mode="drop", p_cold=0.0, scale_aug=0.0), refs)
+    tr, va = with_history_texts(examples, examples, TrainConfig(p_cold=0.0, scale_aug=1.0),
+                                refs)
     for got in (tr, va):
         assert [t.reference for t in got] == [
-            200.0 if e.text_warm is not None else 100.0 for e in examples]
-    tr, _ = with_history_texts(examples, examples,
-                               TrainConfig(history_mode="drop", p_cold=0.0, scale_aug=1.0), refs)
-    for t, e in zip(tr, examples, strict=True):
-        expected = 100.0 if e.text_warm is None else 200.0 * t.runtime_s / e.runtime_s
-        assert t.reference == pytest.approx(expected)
-    # cold references only (the recipe without a warm reference): warm texts get none
-    cold_only = {k: v for k, v in refs.items() if not k[-1]}
-    tr, _ = with_history_texts(examples, [], TrainConfig(history_mode="drop", p_cold=0.0),
-                               cold_only)
-    assert [t.reference for t in tr] == [
-        None if e.text_warm is not None else 100.0 for e in examples]
-
-
-def _run(i: int, text: str, runtime: float, when: str, **kw) -> Example:
-    base = dict(text=f"task: workflow\n{text}\nhistory: none", runtime_s=runtime, repo="o/r",
-                workflow_path="ci.yml", conclusion="success", kind="workflow",
-                commit_date=when, run_id=f"r{i}", sha=f"s{i}")
-    return Example(**{**base, **kw})
-
-
-PAIR_RUNS = [  # configuration X twice, then Y three times (r4 and r5 at the same instant)
-    _run(1, "run: make", 100.0, "2024-01-01T00:00:00Z"),
-    _run(2, "run: make", 110.0, "2024-01-02T00:00:00Z"),
-    _run(3, "run: make -j4", 60.0, "2024-01-03T00:00:00Z"),
-    _run(4, "run: make -j4", 62.0, "2024-01-04T00:00:00Z"),
-    _run(5, "run: make -j4", 64.0, "2024-01-04T00:00:00Z"),
-    _run(6, "run: make", 500.0, "2024-01-02T00:00:00Z", workflow_path="other.yml"),
-]
-
-
-@pytest.mark.parametrize(
-    ("per_example", "expected"),
-    [  # (the example's run, its pair history's runtimes)
-        (0, []),
-        (1, None),  # one of the two below for r4 and r5 each, and r3's
-        (5, [("r3", (100.0,)), ("r4", (100.0,)), ("r4", (100.0, 110.0)),
-             ("r5", (100.0,)), ("r5", (100.0, 110.0))]),
-    ],
-)
-def test_changed_pairs(per_example: int, expected: list | None) -> None:
-    """Every earlier run with another configuration but the latest (that one is the
-    example's own history), strictly earlier, of the same workflow: its history as if it
-    had been the latest, and the diff from its text."""
-    pairs = changed_pairs(PAIR_RUNS, per_example, seed=3)
-    got = sorted((e.run_id, e.history.runtimes) for e in pairs)
-    if expected is None:
-        assert len(got) == 3 and ("r3", (100.0,)) in got
-        assert sorted(r for r, _ in got) == ["r3", "r4", "r5"]
-        assert pairs == changed_pairs(PAIR_RUNS, per_example, seed=3)  # seeded
-    else:
-        assert got == expected
-    for e in pairs:
-        assert e.changed is True and e.text == next(x.text for x in PAIR_RUNS
-                                                    if x.run_id == e.run_id)
-        assert e.history.diff == ("+ run: make -j4", "- run: make")
-        assert "history-config: changed +1 -1" in e.text_warm
-        assert e.text_warm == with_history_block(e.text, e.history)
-
-
-def test_train_texts_add_changed_pairs() -> None:
-    from laser_ci.training.train import TrainConfig, with_history_texts
-
-    examples = attach_history(PAIR_RUNS)
-    plain, _ = with_history_texts(examples, [], TrainConfig(scale_aug=0.0))
-    more, _ = with_history_texts(examples, [], TrainConfig(scale_aug=0.0, pairs=5))
-    assert more[: len(plain)] == plain
-    assert [t.text for t in more[len(plain):]] == [
-        e.text_warm for e in changed_pairs(examples, 5, seed=0)]
-    assert all(t.reference is None for t in more)
+            None if e.text_warm is not None else 100.0 for e in examples]
+    tr, _ = with_history_texts(examples, [], TrainConfig(p_cold=1.0), refs)
+    assert [t.reference for t in tr] == [100.0 for _ in examples]
 
 
 # --- history median ----------------------------------------------------------------------------

@@ -10,9 +10,10 @@ from pathlib import Path
 import bench
 import pytest
 
-from laser_ci.training import metrics, scored
+from laser_ci.training import metrics
 from laser_ci.training.folds import fold_of
 
+scored = bench.load("scored")
 KEEP = ["good", "bad"]
 GOOD = (b'{"predictor": "a", "key": "k", "repo": "0a1b2c3d4e5f", "subset": "warm", '
         b'"conclusion": "success", "prior": [0.1, 1], "none": [0.2, 0]}\n')
@@ -209,17 +210,3 @@ def test_missing_files_two_predictors_and_the_output_path(tmp_path: Path) -> Non
     with pytest.raises(scored.ScoredError, match="cannot be written"):
         scored.write_errors(pred, tmp_path, KEEP)  # a folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.jsonl", "pred.jsonl"]
-
-
-def test_keep_errors_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    keep = bench.load("keep_errors")
-    pred = tmp_path / "pred.jsonl"
-    predictions(pred)
-    out = tmp_path / "kept" / "fold.jsonl.gz"
-    assert keep.main([str(pred), str(out), "--predictor", "good", "--predictor", "bad"]) == 0
-    assert "72 rows" in capsys.readouterr().out and out.exists()
-    assert keep.main([str(out), str(tmp_path / "again.jsonl"), "--predictor", "good"]) == 1
-    assert "not a predictions file" in capsys.readouterr().err
-    assert not (tmp_path / "again.jsonl").exists()
-    assert keep.main([str(pred), str(tmp_path / "m.jsonl"), "--predictor", "median"]) == 1
-    assert "the run times back" in capsys.readouterr().err

@@ -41,16 +41,6 @@
   a sample from hinging on the last bits of the logits. The order is exact within one
   exponent (the mantissa is written first), which is where a warm ``ratio`` model's
   outputs sit (:mod:`laser_ci.text.tokenize`).
-* ``quantiles=True`` places the N samples instead of drawing them: sample ``k`` is the
-  value at the fixed level ``(k + 1/2) / N`` of the model's distribution, read digit by
-  digit. Each branch holds its samples' levels within its own share of [0, 1); a choice
-  lays the legal tokens' probabilities end to end on that share (in value order, as
-  stratified does), each level goes to the token it falls in, and is rescaled to that
-  token's share for the next choice. Within one exponent this is the inverse CDF, exactly;
-  the median of the N samples then carries no sampling noise (the same text always gives
-  the same values, with no seed), and the tree is as large as stratified sampling's. A
-  level near the boundary of two tokens can flip with the last bits of the logits, moving
-  the sample to the neighbouring value.
 * ``exact_last=True`` samples every choice but the last one (the exponent's last digit of
   ``d.dde+dd``): a branch of c samples that reaches it takes every legal last token, each
   with weight c times its probability, and the job's values are the quantiles of that
@@ -59,8 +49,8 @@
   digit, the order of magnitude of a runtime written in seconds, is read off the model's
   distribution instead of drawn once per branch.
 
-:func:`sample_naive` is the baseline for ``benchmarks/decoding.py``: every output token,
-structure included, is sampled from the full vocabulary one forward pass at a time until
+The baseline of ``benchmarks/decoding.py`` (``benchmarks/naive_decoding.py``): every
+output token, structure included, is sampled from the full vocabulary one forward pass at a time until
 ``<eos>``, one row per sample (the prompt's KV cache computed once, then copied per sample,
 as ``generate`` does); outputs are parsed afterwards and may be invalid.
 
@@ -73,7 +63,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -279,8 +269,6 @@ class _Branch:
     seen: int  # real tokens before the next fed one (its position id)
     pending: list[int]  # known ids to feed before the next choice
     logits: np.ndarray | None = None  # next-token logits once everything is fed
-    # quantiles: where the branch's samples sit in its share of [0, 1), ascending
-    points: np.ndarray | None = None
 
 
 def value_order(codec: NumberCodec, prev: Sequence[str], options: Sequence[str]) -> list[str]:
@@ -511,7 +499,6 @@ def sample_numbers(
     shared: Sequence[Sequence[int]] | None = None,
     prefix_store: PrefixStore | None = None,
     exact_last: bool = False,
-    quantiles: bool = False,
 ) -> list[np.ndarray]:
     """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
 
@@ -519,11 +506,9 @@ def sample_numbers(
     ``shared``, each prompt is ``shared[i] + prompts[i]`` and the distinct ``shared``
     prefixes are computed once (see the module doc; the samples are those of the whole
     prompt's ids, however it is split); ``prefix_store`` keeps their caches for later
-    calls. ``stratified``, ``quantiles`` and ``exact_last``: see the module doc.
+    calls. ``stratified`` and ``exact_last``: see the module doc.
     """
-    if quantiles and stratified:
-        raise ValueError("quantiles and stratified are two ways to place the samples: one")
-    ordered = stratified or quantiles
+    ordered = stratified
     codec = skeleton.codec
     prefix = skeleton.prefix()
     first_slot = next(i for i, p in enumerate(skeleton.pieces) if isinstance(p, int))
@@ -561,9 +546,8 @@ def sample_numbers(
         past = cache.batch([heads[i] for i in bucket]) if cache and heads else None
         tree = _Tree(decoder, ids, mask, past)
         keys = [job_key(seed, whole[i]) for i in bucket]
-        start = (np.arange(num_samples) + 0.5) / num_samples if quantiles else None
         branches = [
-            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j], start)
+            _Branch(j, num_samples, [], [], int(tree.seen[j]), [], tree.first_logits[j])
             for j in range(len(bucket))
         ]
         # exact_last: each job's (value, weight) pairs
@@ -597,24 +581,14 @@ def sample_numbers(
                         leaves[b.job] += [(value_of([*b.tokens, tok]), b.count * float(q))
                                           for tok, q in zip(options, row, strict=True) if q > 0]
                     continue
-                if quantiles:  # the points themselves, no draw
-                    points = np.concatenate([b.points for b in group])  # type: ignore[misc]
-                else:
-                    points = np.concatenate([branch_uniforms(keys[b.job], b.tokens, b.count)
-                                             for b in group])
+                points = np.concatenate([branch_uniforms(keys[b.job], b.tokens, b.count)
+                                         for b in group])
                 counts = draw_counts(p, [b.count for b in group], points, stratified)
-                for b, row, q in zip(group, counts, p, strict=True):
-                    if quantiles:  # a token's points are a run of the branch's sorted ones
-                        lower, taken = np.cumsum(q) - q, np.cumsum(row) - row
+                for b, row in zip(group, counts, strict=True):
                     for t in np.flatnonzero(row):
                         tok = options[t]
-                        sub = None
-                        if quantiles:  # where they sit in the token's own share
-                            sub = b.points[taken[t]:taken[t] + row[t]]  # type: ignore[index]
-                            sub = np.clip((sub - lower[t]) / max(q[t], 1e-300), 0.0,
-                                          np.nextafter(1.0, 0.0))
                         children.append(_Branch(b.job, int(row[t]), [*b.tokens, tok], b.cache,
-                                                b.seen, [skeleton.token_ids[tok]], None, sub))
+                                                b.seen, [skeleton.token_ids[tok]], None))
             branches = children
         if exact_last:
             for k, i in enumerate(bucket):
@@ -642,85 +616,6 @@ def mixture_quantiles(weighted: Sequence[tuple[float, float]], n: int) -> np.nda
     values, cum = values[order], np.cumsum(weights[order])
     at = (np.arange(n) + 0.5) / n * cum[-1]
     return values[np.minimum(np.searchsorted(cum, at, side="left"), len(values) - 1)]
-
-
-# ---- naive decoding (benchmark baseline) -------------------------------------------------------
-
-
-def sample_naive(
-    decoder: Decoder,
-    prompts: Sequence[Sequence[int]],
-    *,
-    parse: Callable[[list[int]], float],
-    eos_id: int,
-    max_new_tokens: int,
-    num_samples: int = 32,
-    temperature: float = 1.0,
-    seed: int = 0,
-    pad_id: int = 0,
-    max_batch_tokens: int = 8192,
-    max_batch_jobs: int = 64,
-    stats: DecodeStats | None = None,
-) -> list[np.ndarray]:
-    """Unconstrained sampling over the full vocabulary, one token per forward pass.
-
-    ``decoder`` must have full-vocabulary logits (``model.full.onnx``). The prompt's KV
-    cache is computed once per job and copied for its samples (as ``generate`` with
-    ``num_return_sequences`` does after prefill). ``parse(ids)`` turns the generated ids
-    (without ``<eos>``) into a value or raises ``ValueError`` (counted in ``stats.invalid``;
-    the sample is NaN).
-    """
-    results: list[np.ndarray] = [np.empty(0)] * len(prompts)
-    for bucket in buckets([len(p) for p in prompts], max_batch_tokens, max_batch_jobs):
-        st = DecodeStats(batches=1)
-        ids, mask = left_pad([prompts[i] for i in bucket], pad_id)
-        pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
-        logits, past = decoder.forward(ids, pos, causal_bias(mask), decoder.empty_past(len(ids)))
-        st.forward_passes += 1
-        st.prefill_tokens += ids.size
-        rngs = [job_rng(seed, prompts[i]) for i in bucket]
-        n = num_samples
-        past = [np.repeat(x, n, axis=0) for x in past]
-        mask = np.repeat(mask, n, axis=0)
-        seen = mask.sum(axis=1)
-        logits = np.repeat(logits[:, -1, :], n, axis=0)
-        out: list[list[int]] = [[] for _ in range(len(bucket) * n)]
-        done = np.zeros(len(out), dtype=bool)
-        for _step in range(max_new_tokens):
-            x = logits.astype(np.float64) / max(temperature, 1e-6)
-            nxt = np.full(len(out), pad_id, dtype=np.int64)
-            for k in range(len(bucket)):  # Gumbel-max: one draw per sample, per-job stream
-                sl = slice(k * n, (k + 1) * n)
-                nxt[sl] = np.argmax(x[sl] + rngs[k].gumbel(size=x[sl].shape), axis=1)
-            for r in np.flatnonzero(~done):
-                tok = int(nxt[r])
-                if tok == eos_id:
-                    done[r] = True
-                else:
-                    out[r].append(tok)
-            nxt[done] = pad_id
-            if done.all():
-                break
-            mask = np.concatenate([mask, np.ones((len(out), 1), dtype=np.int64)], axis=1)
-            logits, past = decoder.forward(nxt[:, None], seen[:, None], padding_bias(mask), past)
-            logits = logits[:, -1, :]
-            seen = seen + 1
-            st.forward_passes += 1
-            st.step_rows += len(out)
-            st.step_tokens += len(out)
-        for k, i in enumerate(bucket):
-            vals = []
-            for r in range(k * n, (k + 1) * n):
-                try:
-                    vals.append(parse(out[r]))
-                except ValueError:
-                    vals.append(np.nan)
-                    st.invalid += 1
-            results[i] = np.sort(np.asarray(vals, dtype=np.float64))
-        st.passes_per_batch.append(st.forward_passes)
-        if stats is not None:
-            stats.add(st)
-    return results
 
 
 def summarize_samples(samples: np.ndarray) -> tuple[float, float, float]:

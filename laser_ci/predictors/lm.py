@@ -16,7 +16,7 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
 (:func:`laser_ci.predictors.decode.sample_numbers`; ``laser.json`` ``decoding``: N, temperature, seed,
-``sampling`` independent, stratified or quantiles, ``exact_last``: the last digit's distribution kept
+``sampling`` independent or stratified, ``exact_last``: the last digit's distribution kept
 whole, absent: false), one job per batch for a dynamic int8 graph, and the result is their
 p10/median/p90. A ``shared-prefix`` model (``prompt.layout``) computes the
 KV cache of a body its texts share once (:mod:`laser_ci.text.tokenize`). A ``ratio``
@@ -60,7 +60,7 @@ REFERENCE_DIR = "reference"
 REFERENCE_MODELS = ("tabular",)  # laser.json prompt.cold_reference and prompt.warm_reference
 DEFAULT_THREADS = 2
 # laser.json "decoding.sampling": see laser_ci.predictors.decode
-SAMPLING = ("independent", "stratified", "quantiles")
+SAMPLING = ("independent", "stratified")
 # laser.json "decoding.band_scale" and "decoding.shrink" are set per regime
 # (laser_ci.training.bands): texts with a history block whose configuration is unchanged
 # (or unknown), texts whose configuration changed since their latest earlier run, and texts
@@ -345,7 +345,6 @@ class LaserModel:
             pad_id=self.prompt.pad_id,
             stats=stats,
             stratified=self.sampling == "stratified",
-            quantiles=self.sampling == "quantiles",
             exact_last=self.exact_last,
             max_batch_jobs=self.batch_jobs,
         )

@@ -50,7 +50,6 @@ from laser_ci.predictors.baselines import (
     MedianPredictor,
     TabularPredictor,
     TextLinearPredictor,
-    TreeEnsemble,
     WarmPart,
     bag_vocabulary,
     fit_lightgbm,
@@ -58,6 +57,7 @@ from laser_ci.predictors.baselines import (
     interval_offsets,
     vectorize,
 )
+from laser_ci.predictors.trees import TreeEnsemble
 from laser_ci.training.example import Example
 from laser_ci.training.examples import DataError
 from laser_ci.training.history import training_texts

@@ -12,9 +12,7 @@ from typing import Any
 import click
 
 from laser_ci.predictors.base import Predictor
-from laser_ci.predictors.lm import SAMPLING
 from laser_ci.report import plain
-from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, DataError, load_examples
 from laser_ci.training.examples import reading_data as _reading_data
@@ -54,114 +52,53 @@ def _eval_cv(data_dir: str, folds: int, **kw: Any) -> None:
 @click.argument("data_dir", type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--split", type=click.Choice(["train", "val", "all"]), default="val", show_default=True,
-    help="Repositories to score (split by a hash of owner/name, see laser_ci.training.examples).",
+    help="Repositories to score (by a hash of owner/name).",
 )
 @click.option(
     "--kind", type=click.Choice(["workflow", "job", "all"]), default="workflow",
     show_default=True,
-    help="workflow: one example per run; job: per-job examples; all: both.",
+    help="One example per run, per job, or both.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
     show_default=True,
 )
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
-              help="Write predicted vs actual (log-log) to this PNG.")
+              help="Write predicted vs actual to this PNG.")
 @click.option("--model", "model_dir", type=click.Path(file_okay=False), default=None,
               help="Model folder (default: the shipped model/).")
-@click.option("--predictor", "only", multiple=True,
-              help="Only these predictors (repeatable; default: all available).")
+@click.option("--predictor", "only", multiple=True, help="Only these (repeatable).")
 @click.option(
     "--history", type=click.Choice(list(REGIMES)), default="none", show_default=True,
-    help="none: cold-start texts only; prior: each run also sees its earlier runs in "
-         "DATA_DIR (causal), scored in both regimes and on the warm, warm-changed and cold "
-         "subsets.",
+    help="prior: each run also sees its earlier runs in DATA_DIR, scored in both regimes.",
 )
 @click.option("--no-cache", is_flag=True, help="Re-parse the data instead of using the cache.")
-@click.option(
-    "--folds", type=int, default=None, is_flag=False, flag_value=5, metavar="[K]",
-    help="Cross-validate by repository over the whole folder instead of scoring the shipped "
-         "files: K folds (5 when given without a number; fold 0 is then the val split), each "
-         "predictor trained by its recipe on K-1 folds and scored on the held-out one "
-         "(laser_ci.training.crossval). Needs the train extra.",
-)
+@click.option("--folds", type=int, default=None, is_flag=False, flag_value=5, metavar="[K]",
+              help="Cross-validate by repository instead (K folds, 5 without a number; "
+                   "laser_ci.training.crossval): each predictor trained by its recipe.")
 @click.option("--write-cards", is_flag=True,
-              help="--folds: store the cross-validated scores in each scored family's "
-                   "card.json (under \"cv\"; the default predictor is chosen from them).")
+              help="--folds: store the scores in each family's card.json.")
 @click.option("--reference", default=None,
-              help="--folds: the predictor the table's paired differences are against "
-                   "(default: the best on successful runs).")
+              help="--folds: the predictor the paired differences are against.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="--folds: the baselines' folds trained at once, in separate processes "
-                   "[one per CPU, at most K]; laser-lm's folds run one at a time.")
+              help="--folds: the baselines' folds trained at once [one per CPU].")
 @click.option("--lm-base", type=click.Path(exists=True, file_okay=False), default=None,
-              help="--folds: fine-tune laser-lm per fold from this base, pretrained on the "
-                   "unlabeled corpus only (laser-ci train --pretrain-only: OUT/pretrained).")
-@click.option("--lm-epochs", type=int, default=None,
-              help="--folds: fine-tuning epochs per fold [3, the shipped model's].")
+              help="--folds: fine-tune laser-lm per fold from this label-free base "
+                   "(laser-ci train: OUT/pretrained).")
+@click.option("--lm-epochs", type=int, default=None, help="--folds: epochs per fold [1].")
 @click.option("--lm-device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
-              show_default=True, help="--folds: where laser-lm fine-tunes.")
-@click.option("--lm-threads", type=int, default=None,
-              help="--folds: torch and onnxruntime threads for laser-lm [2].")
+              show_default=True)
+@click.option("--lm-threads", type=int, default=None, help="--folds: laser-lm's threads [2].")
 @click.option("--lm-minutes", type=float, default=None,
               help="--folds: stop each fold's fine-tuning after this many minutes.")
 @click.option("--lm-keep", type=click.Path(file_okay=False), default=None,
-              help="--folds: keep each fold's fine-tuned model in DIR/foldF (default: a "
-                   "temporary folder).")
-@click.option("--lm-prompt-lines", is_flag=True,
-              help="--folds: laser-lm's prompts end with the outcome asked for and, without "
-                   "history, a tabular reference (the fold's; out of fold for training "
-                   "texts); it writes the ratio to that reference.")
-@click.option("--lm-warm-reference", is_flag=True,
-              help="--folds, with --lm-prompt-lines: texts with history read the fold's "
-                   "tabular p50 as their reference too (out of fold for training texts), "
-                   "instead of the history median.")
-@click.option("--lm-layout", type=click.Choice(LAYOUTS), default=None,
-              help="--folds: where laser-lm's prompts put a job's own lines: serial (the "
-                   "serializer's order) or shared-prefix (job, runs-on and matrix at the end, "
-                   "so a job's body is decoded once for every runner) [serial].")
-@click.option("--lm-warm-anchor", type=click.Choice(WARM_ANCHORS), default=None,
-              help="--folds: the history figure laser-lm's warm output is the ratio to: "
-                   "median (of the last 20 runs) or recent (the median of the last 3) "
-                   "[median].")
-@click.option("--lm-quantization", type=click.Choice(["dynamic", "static"]), default=None,
-              help="--folds: laser-lm's int8 export: dynamic (activation scales per call; "
-                   "one job per batch) or static (calibrated on training prompts; jobs side "
-                   "by side) [dynamic].")
-@click.option("--lm-ship", type=click.Path(file_okay=False), default=None,
-              help="--folds: then run laser-lm's recipe on every repository (fold 0 picks "
-                   "the epoch) and write that model, with weights, to DIR (e.g. model/lm, "
-                   "before --write-cards).")
-@click.option("--lm-pairs", type=int, default=None,
-              help="--folds: laser-lm also trains on up to N warm texts per run made from "
-                   "earlier runs with another configuration, each as if it had been the "
-                   "latest (changed configurations from pairs of runs) [0].")
-@click.option("--lm-max-prompt-tokens", type=click.IntRange(min=64), default=None,
-              help="--folds: laser-lm's prompt budget in tokens [256]; refused above the "
-                   "base's pretraining row length (where its marker records it) and for a "
-                   "base model folder with another budget.")
-@click.option("--lm-samples", type=click.IntRange(min=1), default=None,
-              help="--folds: samples per text when scoring laser-lm [the fold model's, 16].")
-@click.option("--lm-sampling", type=click.Choice(SAMPLING), default=None,
-              help="--folds: how laser-lm's samples are placed when scoring "
-                   "(laser_ci.predictors.decode) [the fold model's, stratified].")
-@click.option("--lm-calibrate-bands", is_flag=True,
-              help="--folds: scale laser-lm's p10-p90 bands, warm, changed and cold apart, so "
-                   "they hold 80% of the fold's val part (laser_ci.training.bands).")
-@click.option("--lm-shrink", is_flag=True,
-              help="--folds, with --lm-calibrate-bands: also move laser-lm's median toward "
-                   "its prompt's reference by the share of its correction that held on the "
-                   "fold's val part, per regime (laser_ci.training.bands).")
-@click.option("--lm-exact-last", is_flag=True,
-              help="--folds: decode laser-lm with the last digit's distribution kept whole "
-                   "instead of sampled (laser_ci.predictors.decode: exact_last).")
-@click.option("--predictions", "predictions_path", type=click.Path(dir_okay=False),
-              default=None,
-              help="--folds: also write every scored example's predictions, one JSON line "
-                   "per example and predictor (benchmarks/paired_runs.py pairs two runs).")
+              help="--folds: keep each fold's model in DIR/foldF.")
 @click.option("--lm-reuse", is_flag=True,
-              help="--folds: score the fold models an earlier run kept in --lm-keep instead "
-                   "of fine-tuning again (e.g. for another --kind); fine-tune the missing.")
+              help="--folds: score the fold models kept in --lm-keep instead of training.")
+@click.option("--lm-ship", type=click.Path(file_okay=False), default=None,
+              help="--folds: then train the recipe on every repository into DIR.")
+@click.option("--predictions", "predictions_path", type=click.Path(dir_okay=False),
+              default=None, help="--folds: also write every prediction, one JSON line each.")
 @click.pass_context
 def eval_command(
     ctx: click.Context,
@@ -184,36 +121,17 @@ def eval_command(
     lm_threads: int | None,
     lm_minutes: float | None,
     lm_keep: str | None,
-    lm_prompt_lines: bool,
-    lm_warm_reference: bool,
     lm_reuse: bool,
-    lm_layout: str | None,
-    lm_quantization: str | None,
     lm_ship: str | None,
-    lm_exact_last: bool,
     predictions_path: str | None,
-    lm_pairs: int | None,
-    lm_calibrate_bands: bool,
-    lm_samples: int | None,
-    lm_sampling: str | None,
-    lm_shrink: bool,
-    lm_max_prompt_tokens: int | None,
-    lm_warm_anchor: str | None,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
 
     cv_only = {"--write-cards": write_cards, "--reference": reference, "--jobs": jobs,
-               "--lm-base": lm_base,
-               "--lm-epochs": lm_epochs, "--lm-threads": lm_threads, "--lm-minutes": lm_minutes,
-               "--lm-keep": lm_keep, "--lm-prompt-lines": lm_prompt_lines,
-               "--lm-reuse": lm_reuse, "--lm-layout": lm_layout,
-               "--lm-quantization": lm_quantization, "--lm-ship": lm_ship,
-               "--lm-exact-last": lm_exact_last, "--predictions": predictions_path,
-               "--lm-pairs": lm_pairs, "--lm-calibrate-bands": lm_calibrate_bands,
-               "--lm-samples": lm_samples, "--lm-warm-reference": lm_warm_reference,
-               "--lm-sampling": lm_sampling, "--lm-shrink": lm_shrink,
-               "--lm-max-prompt-tokens": lm_max_prompt_tokens, "--lm-warm-anchor": lm_warm_anchor}
+               "--lm-base": lm_base, "--lm-epochs": lm_epochs, "--lm-threads": lm_threads,
+               "--lm-minutes": lm_minutes, "--lm-keep": lm_keep, "--lm-reuse": lm_reuse,
+               "--lm-ship": lm_ship, "--predictions": predictions_path}
     given = [k for k, v in cv_only.items() if v not in (None, False)] if folds is None else []
     if given:
         raise click.UsageError(f"{', '.join(given)} only go with --folds")
@@ -223,18 +141,12 @@ def eval_command(
     if folds is not None:
         if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
-        _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
-                only=only, history=history, no_cache=no_cache, write=write_cards,
-                reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
-                lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
-                lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
-                lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
-                lm_ship=lm_ship, lm_exact_last=lm_exact_last,
-                predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
-                lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
-                lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling,
-                lm_shrink=lm_shrink, lm_max_prompt_tokens=lm_max_prompt_tokens,
-                lm_warm_anchor=lm_warm_anchor or "median")
+        _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path,
+                      model_dir=model_dir, only=only, history=history, no_cache=no_cache,
+                      write=write_cards, reference=reference, jobs=jobs, lm_base=lm_base,
+                      lm_epochs=lm_epochs, lm_device=lm_device, lm_threads=lm_threads,
+                      lm_minutes=lm_minutes, lm_keep=lm_keep, lm_reuse=lm_reuse,
+                      lm_ship=lm_ship, predictions_path=predictions_path)
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))

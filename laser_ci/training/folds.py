@@ -31,7 +31,7 @@ def fold_of(repo: str, k: int = DEFAULT_FOLDS) -> int:
 
 def fold_of_digest(digest: str, k: int = DEFAULT_FOLDS) -> int:
     """The fold of the repository whose :func:`repo_digest` starts with ``digest`` (8 hex
-    digits at least): where only the digest is kept (:mod:`laser_ci.training.scored`)."""
+    digits at least): where only the digest is kept (``benchmarks/scored.py``)."""
     if not 2 <= k <= MAX_FOLDS:
         raise ValueError(f"folds must be between 2 and {MAX_FOLDS}, not {k}")
     return (int(digest[:8], 16) % 100) * k // 100

@@ -141,41 +141,6 @@ def causal_histories(
     return out
 
 
-def changed_pairs(examples: Sequence[Example], per_example: int, *,
-                  seed: int = 0) -> list[Example]:
-    """Changed configurations from pairs of runs (a training augmentation): for each
-    example, up to ``per_example`` earlier runs of the same thing (:func:`history_key`),
-    other than the latest earlier one, whose text differs from the example's; each gives a
-    copy of the example whose history is the runs up to and including that earlier run (as
-    if it had been the latest: its last 20) and whose diff is from that run's text to the
-    example's (``changed``: True, ``text_warm`` with that block). The earlier runs are drawn
-    with ``seed``; an example's own latest-run history is left to :func:`attach_history`."""
-    rng = random.Random(seed)
-    out: list[Example] = []
-    for members in _runs_of_each(examples):
-        runs: list[tuple[float, int]] = []  # one per run, oldest first
-        seen: set[str] = set()
-        for i in _one_per_run(members):
-            key = examples[i].run_id or f"#{i}"
-            if key not in seen and not _untimed(examples[i]):
-                seen.add(key)
-                runs.append((run_time(examples[i].created_at, examples[i].commit_date)
-                             or 0.0, i))
-        runs.sort()
-        for when, _, i in members:
-            e = examples[i]
-            earlier = [r for r, (t, _) in enumerate(runs) if t < when]
-            candidates = [r for r in earlier[:-1] if examples[runs[r][1]].text != e.text]
-            for r in sorted(rng.sample(candidates, min(per_example, len(candidates)))):
-                before = examples[runs[r][1]]
-                hist = History.of([examples[j].runtime_s for _, j in runs[: r + 1]],
-                                  config_diff(before.text, e.text))
-                if hist is not None:
-                    out.append(replace(e, history=hist, changed=True,
-                                       text_warm=with_history_block(e.text, hist)))
-    return out
-
-
 def attach_history(
     examples: Sequence[Example],
     blobs: Mapping[str, str | None] | None = None,

@@ -2,8 +2,7 @@
 
 A model trained with ``cold_reference`` (:mod:`laser_ci.text.tokenize`) reads, in the prompt
 of a text without history, the p50 of a tabular model and writes its runtime as a ratio to
-that reference; one trained with ``warm_reference`` does the same for a text with history,
-the reference then being the tabular model's history-anchored (warm) p50. At inference the
+that reference. At inference the
 reference comes from the tabular model shipped inside the model folder (``reference/``,
 :mod:`laser_ci.predictors.lm`). In training the reference of each text must be what that
 tabular model would say of a repository it has not seen, or the language model learns to
@@ -32,10 +31,10 @@ from laser_ci.training.example import Example
 ReferenceKey = tuple[str, str, str, str, str | None, bool]
 
 
-def reference_key(e: Example, warm: bool = False) -> ReferenceKey:
-    """What identifies one labeled example's text across copies (a run's job or workflow;
-    ``warm``: its text with the history block)."""
-    return (e.repo, e.workflow_path, e.run_id, e.kind, e.job_name, warm)
+def reference_key(e: Example) -> ReferenceKey:
+    """What identifies one labeled example's cold text across copies (a run's job or
+    workflow)."""
+    return (e.repo, e.workflow_path, e.run_id, e.kind, e.job_name, False)
 
 
 def grid_point(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,48 +47,25 @@ def grid_point(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: params[k] for k in TAB_GRID}
 
 
-def warm_grid_point(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The grid hyperparameters of a fitted tabular model's warm part (its ``info["params"]``)."""
-    from laser_ci.training.baselines import WARM_GRID, WarmPart
-
-    params = {"anchor": WarmPart.MEDIAN, **params}  # a model from before the anchor was tuned
-    missing = [k for k in WARM_GRID if k not in params]
-    if missing:
-        raise ValueError(f"tabular warm params lack {missing}: not a model of this recipe")
-    return {k: params[k] for k in WARM_GRID}
-
-
 def out_of_fold_references(
     examples: Sequence[Example],
     groups: Sequence[int],
     params: Mapping[str, Any],
     *,
-    warm_params: Mapping[str, Any] | None = None,
     feats: dict[str, dict[str, float]] | None = None,
     seeds: int | None = None,
 ) -> dict[ReferenceKey, float]:
     """The reference (seconds) of every example's cold text: the p50 of a tabular model
-    with ``params`` (:func:`grid_point`) fit on the examples of the other ``groups``; with
-    ``warm_params`` (:func:`warm_grid_point`), also of every warm text (key
-    ``reference_key(e, warm=True)``): the warm part's anchor (the history median, or its
-    ``recent`` median) times its correction, that part fit on the other groups' warm texts.
+    with ``params`` (:func:`grid_point`) fit on the examples of the other ``groups``.
 
     A group with no other group to learn from gets no references (its texts then train
     without a reference line, as texts of a plain model do).
     """
-    from laser_ci.training.baselines import (
-        SEEDS,
-        Tabular,
-        fit_warm,
-        text_features,
-        warm_anchor,
-        warm_matrix,
-    )
+    from laser_ci.training.baselines import SEEDS, Tabular, text_features
 
     if len(groups) != len(examples):
         raise ValueError("one group per example")
     cfg = grid_point(params)
-    warm_cfg = None if warm_params is None else warm_grid_point(warm_params)
     bags = SEEDS if seeds is None else seeds
     if feats is None:
         feats = text_features(examples)
@@ -105,15 +81,6 @@ def out_of_fold_references(
         mu = model.predict(tab.matrix(held, names))
         for e, m in zip(held, mu, strict=True):
             out[reference_key(e)] = float(math.exp(m))
-        warm_train = [e for e in train if e.text_warm is not None]
-        warm_held = [e for e in held if e.text_warm is not None]
-        if warm_cfg is None or not warm_train or not warm_held:
-            continue
-        names, model = fit_warm(warm_train, feats, warm_cfg, bags)
-        mu = (warm_anchor(warm_held, feats, warm_cfg["anchor"])
-              + model.predict(warm_matrix(warm_held, feats, names)))
-        for e, m in zip(warm_held, mu, strict=True):
-            out[reference_key(e, warm=True)] = float(math.exp(m))
     return out
 
 
@@ -121,12 +88,10 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def attach_reference(model_dir: str | Path, *, outcome: bool, reference: Any = None,
-                     warm_reference: bool = False) -> None:
+def attach_reference(model_dir: str | Path, *, outcome: bool, reference: Any = None) -> None:
     """Make an exported model folder read its prompt lines: ``prompt.outcome`` and, with a
-    tabular model (``reference``), the ``reference/`` folder and ``prompt.cold_reference``
-    (and ``prompt.warm_reference`` with ``warm_reference``), with the reference files'
-    sha256 in ``laser.json``."""
+    tabular model (``reference``), the ``reference/`` folder and ``prompt.cold_reference``,
+    with the reference files' sha256 in ``laser.json``."""
     from laser_ci.predictors.lm import CONFIG_NAME, REFERENCE_DIR
 
     d = Path(model_dir)
@@ -138,8 +103,6 @@ def attach_reference(model_dir: str | Path, *, outcome: bool, reference: Any = N
             shutil.rmtree(target)
         reference.save(target)
         config["prompt"]["cold_reference"] = "tabular"
-        if warm_reference:
-            config["prompt"]["warm_reference"] = "tabular"
         for f in sorted(target.iterdir()):
             config["files"][f"{REFERENCE_DIR}/{f.name}"] = _sha256(f)
     (d / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -1,6 +1,6 @@
-"""Scored examples on file: what ``laser-ci eval --predictions`` (and
-``benchmarks/one_fold.py``) writes, and the errors-only form that can be kept in the
-repository.
+"""Scored examples on file: what ``laser-ci eval --predictions`` writes, and the
+errors-only form that can be kept in the repository (``benchmarks/paired_runs.py`` pairs
+either; the kept fold files of the levers tried are gone with them, ``model/lm/EXPERIMENTS.md``).
 
 A predictions file holds, per scored example and predictor, the example's identity, its
 truth and the ``prior`` and ``none`` regimes' (p10, p50, p90)
