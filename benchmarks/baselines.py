@@ -36,10 +36,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from laser_ci.evaluation.cv_report import recipe_fingerprint  # noqa: E402
+from laser_ci.evaluation.evaluate import describe, evaluate, json_safe, render_table  # noqa: E402
 from laser_ci.predictors.baselines import load_baselines  # noqa: E402
 from laser_ci.training.baselines import fit_baselines, text_features  # noqa: E402
-from laser_ci.training.cv_report import recipe_fingerprint  # noqa: E402
-from laser_ci.training.evaluate import describe, evaluate, json_safe, render_table  # noqa: E402
 from laser_ci.training.examples import load_examples, summarize  # noqa: E402
 
 

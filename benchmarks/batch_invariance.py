@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from laser_ci.evaluation.folds import fold_of  # noqa: E402
+from laser_ci.evaluation.regimes import example_text  # noqa: E402
 from laser_ci.predictors.lm import LaserModel  # noqa: E402
 from laser_ci.training.examples import load_examples  # noqa: E402
-from laser_ci.training.folds import fold_of  # noqa: E402
-from laser_ci.training.history import example_text  # noqa: E402
 
 
 def cpu() -> str:

@@ -120,7 +120,6 @@ def main() -> None:
             return sample_numbers(model.decoder, prompts, model.skeleton, num_samples=n,
                                   seed=0, pad_id=model.prompt.pad_id, stats=stats,
                                   stratified=model.sampling == "stratified",
-                                  quantiles=model.sampling == "quantiles",
                                   max_batch_jobs=model.batch_jobs)
         return fn
 

@@ -6,7 +6,7 @@
 For each repository (default: five validation repositories with the most runs), writes its
 runs and blobs to a temporary folder in the ``gha-runs`` format (what ``laser-ci collect``
 writes), fine-tunes the model on the earliest 80% of its runs and tests on the latest 20%
-(:func:`laser_ci.training.train.run_finetune`). Prints one row per repository: examples, the
+(:func:`laser_ci.training.finetune.run_finetune`). Prints one row per repository: examples, the
 shipped model's log-MAE on the test runs before and after fine-tuning (texts with the
 history block, as in use), the median of each test run's earlier runs (the peers'
 method) on the same runs, and the wall time.

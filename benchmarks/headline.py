@@ -1,7 +1,7 @@
 """The cross-validated headline rows of every card in a model folder, and the default they pick.
 
 Reads each ``card.json``'s ``cv`` block (written by ``laser-ci eval --folds K --write-cards``
-or :func:`laser_ci.training.cv_report.write_cards`) and prints, for every predictor, the rows
+or :func:`laser_ci.evaluation.cv_report.write_cards`) and prints, for every predictor, the rows
 of :data:`laser_ci.predictors.choice.HEADLINE` (issue #13's: cold all and successful runs,
 warm, workflow changed, per job with history and cold; log-MAE, lower is better), the best
 value per row in bold, the rows on which a language model is behind the best baseline

@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from laser_ci.evaluation.folds import fold_of  # noqa: E402
 from laser_ci.text.history import MAX_RUNS  # noqa: E402
 from laser_ci.training.examples import KINDS, load_examples  # noqa: E402
-from laser_ci.training.folds import fold_of  # noqa: E402
 from laser_ci.training.metrics import paired_diff_text  # noqa: E402
 
 WINDOWS = (1, 2, 3, 5, 10, MAX_RUNS)

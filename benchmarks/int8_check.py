@@ -5,8 +5,8 @@
 
 Exports the folder's weights again (fp32, dynamic int8, and static int8 whose activation
 scales are calibrated on ``--calibration`` items of training repositories, folds 1-4 of
-:func:`laser_ci.training.folds.fold_of`, drawn as training draws them:
-:func:`laser_ci.training.train.calibration_ids`), then predicts ``--texts`` job texts of fold 0's
+:func:`laser_ci.evaluation.folds.fold_of`, drawn as training draws them:
+:func:`laser_ci.training.loops.calibration_ids`), then predicts ``--texts`` job texts of fold 0's
 repositories (cold, and with history where they have it) with each graph and prints one JSON
 object: per graph, how far its p50 is from fp32's (mean and 90th percentile of
 ``|log(p50 / p50_fp32)|``), its log-MAE against the recorded runtimes, whether a job's
@@ -30,6 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from laser_ci.evaluation.folds import fold_of  # noqa: E402
+from laser_ci.evaluation.regimes import example_text  # noqa: E402
 from laser_ci.predictors.lm import (  # noqa: E402
     CONFIG_NAME,
     MODEL_FILE,
@@ -46,8 +48,6 @@ from laser_ci.training.export import (  # noqa: E402
     sha256_file,
 )
 from laser_ci.training.finetune import LabeledText  # noqa: E402
-from laser_ci.training.folds import fold_of  # noqa: E402
-from laser_ci.training.history import example_text  # noqa: E402
 from laser_ci.training.loops import calibration_ids, make_items  # noqa: E402
 from laser_ci.training.network import load_model  # noqa: E402
 
@@ -110,7 +110,7 @@ def main() -> int:
                      layout=str(prompt.get("layout", "serial")))
         shutil.copyfile(export / "model.fp32.onnx", work / GRAPHS["fp32"])
         shutil.copyfile(export / MODEL_FILE, work / GRAPHS["dynamic"])
-        # calibrated as `laser-ci train` / `eval --lm-quantization static` calibrate: the
+        # calibrated as laser_ci.training.export calibrates a static graph: the
         # token ids (prompt and output) of training items
         reader = LaserModel(work, verify=False)
         texts_tr = [example_text(e, "prior") for e in train]

@@ -1,7 +1,7 @@
 """Two cross-validation runs on the same folder, compared example by example.
 
 ``laser-ci eval DATA --folds 5 ... --predictions A.jsonl`` writes every scored example's
-predictions (``benchmarks/one_fold.py`` too); this script pairs two such files, or their
+predictions; this script pairs two such files, or their
 errors-only forms (``benchmarks/keep_errors.py``, :mod:`laser_ci.training.scored`; plain or
 ``.gz``, the same examples, by ``key``) and prints
 the log-MAE of each and their difference with a 95% interval from resampling repositories
@@ -12,7 +12,7 @@ to compare two recipes of one predictor (another decoding, prompt or training se
     python benchmarks/paired_runs.py A.jsonl B.jsonl [--a laser-lm] [--b laser-lm]
         [--fold F [--folds K]] [--markdown]
 
-``--fold F``: only the runs of fold F's repositories (:func:`laser_ci.training.folds.fold_of`),
+``--fold F``: only the runs of fold F's repositories (:func:`laser_ci.evaluation.folds.fold_of`),
 for a recipe run on one fold with the other folds' models reused.
 
 Folds run in different sessions pool by concatenation, their kept errors files included:

@@ -93,8 +93,8 @@ def demo_predictions(predictors: dict[str, Any]) -> Preds:
 def val_texts(data: Path, cache: bool) -> list[str]:
     """Every distinct text ``laser-ci eval --split val --kind all --history prior`` feeds a
     predictor (both regimes), in the data's order."""
+    from laser_ci.evaluation.regimes import example_text
     from laser_ci.training.examples import KINDS, load_examples
-    from laser_ci.training.history import example_text
 
     examples = load_examples(data, kinds=KINDS, split="val", cache=cache, history=True)
     texts = [example_text(e, regime) for e in examples for regime in ("none", "prior")]
@@ -102,7 +102,7 @@ def val_texts(data: Path, cache: bool) -> list[str]:
 
 
 def val_predictions(predictors: dict[str, Any], texts: list[str]) -> Preds:
-    from laser_ci.training.evaluate import predict_texts
+    from laser_ci.evaluation.evaluate import predict_texts
 
     out: Preds = {}
     for name, predictor in predictors.items():

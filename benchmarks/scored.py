@@ -4,7 +4,7 @@ either; the kept fold files of the levers tried are gone with them, ``model/lm/E
 
 A predictions file holds, per scored example and predictor, the example's identity, its
 truth and the ``prior`` and ``none`` regimes' (p10, p50, p90)
-(:func:`laser_ci.training.crossval.write_predictions`). It carries the dataset's run
+(:func:`laser_ci.evaluation.crossval.write_predictions`). It carries the dataset's run
 times, so it stays under ``runs/``, which no session keeps. Pairing two predictors
 (``benchmarks/paired_runs.py``) needs less: per example and regime, the log error of the
 p50 and whether the p10-p90 band held the truth, with the repository to resample by. The
@@ -22,7 +22,7 @@ What it does not keep:
   so such a predictor is refused (:class:`ScoredError`); only the predictors asked for are
   written.
 * **Names, in the clear.** The repository and the example are unsalted SHA-256 digests
-  (``repo``: the first 12 hex digits of :func:`laser_ci.training.folds.repo_digest`, whose
+  (``repo``: the first 12 hex digits of :func:`laser_ci.evaluation.folds.repo_digest`, whose
   first 8 also give the fold for any K). They are pseudonyms: whoever has a list of
   candidate names can test them. Rows are sorted by ``key``, not kept in the data's order.
 
@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from laser_ci.evaluation.folds import fold_of, fold_of_digest, repo_digest
 from laser_ci.training import metrics
-from laser_ci.training.folds import fold_of, fold_of_digest, repo_digest
 
 REGIMES = ("prior", "none")
 ERROR_DIGITS = 6  # |ln p50 - ln truth| to 1e-6: far below any difference a table prints
@@ -72,7 +72,7 @@ class Scored:
     errors: Mapping[str, tuple[float, bool]]  # regime -> (|ln p50 - ln truth|, in p10-p90)
 
     def fold(self, k: int) -> int:
-        """The example's fold of ``k`` (:func:`laser_ci.training.folds.fold_of`)."""
+        """The example's fold of ``k`` (:func:`laser_ci.evaluation.folds.fold_of`)."""
         return fold_of_digest(self.repo, k) if self.digest else fold_of(self.repo, k)
 
 

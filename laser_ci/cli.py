@@ -29,9 +29,9 @@ def main() -> None:
 # --- commands: one line per command, each defined in its own module -----------------------
 # (keep this block sorted; add your command here)
 from laser_ci.estimate import estimate  # noqa: E402
+from laser_ci.evaluation.eval_command import eval_command  # noqa: E402
 from laser_ci.github.action import action_command  # noqa: E402
 from laser_ci.github.collect import collect  # noqa: E402
-from laser_ci.training.eval_command import eval_command  # noqa: E402
 from laser_ci.training.train import finetune_command, train_command  # noqa: E402
 
 main.add_command(action_command)

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 from gha_mini import MINI
 
+from laser_ci.evaluation.folds import assign_folds, fold_of, inner_fold
 from laser_ci.predictors.base import Runtime
 from laser_ci.training import metrics
 from laser_ci.training.example import Example, split_of
-from laser_ci.training.folds import assign_folds, fold_of, inner_fold
 
 # --- folds -----------------------------------------------------------------------------------
 
@@ -91,8 +91,8 @@ def _ex(repo: str, runtime: float, conclusion: str = "success") -> Example:
 
 
 def test_paired_differences_on_a_constructed_case() -> None:
-    from laser_ci.training.crossval import paired
-    from laser_ci.training.cv_report import versus
+    from laser_ci.evaluation.crossval import paired
+    from laser_ci.evaluation.cv_report import versus
 
     e = math.e
     examples = [_ex("r/one", 100.0), _ex("r/one", 100.0, "failure"),
@@ -136,7 +136,7 @@ def run_eval(*args: str) -> str:
 def test_cv_trains_without_the_held_out_fold(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("lightgbm")
     import laser_ci.training.baselines as recipe
-    from laser_ci.training.crossval import cross_validate
+    from laser_ci.evaluation.crossval import cross_validate
     from laser_ci.training.examples import load_examples
 
     seen: list[tuple[set[str], set[str]]] = []
@@ -272,8 +272,8 @@ def test_recipe_refuses_a_model_folder_base_of_another_warm_anchor(tmp_path: Pat
                                                                    ok: bool) -> None:
     """A model-folder base keeps its warm outputs when fine-tuned: one over another history
     figure than the recipe's recent median is refused."""
+    from laser_ci.evaluation.lm_recipe import CVError, LMRecipe
     from laser_ci.predictors.lm import FORMAT_VERSION
-    from laser_ci.training.lm_recipe import CVError, LMRecipe
 
     (tmp_path / "laser_pretrain.json").write_text('{"pretrain_only": true, "labels": false}')
     prompt = {"max_prompt_tokens": 256, **({"warm_anchor": own} if own else {})}
@@ -521,7 +521,7 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_folds_in_parallel_give_the_same_report() -> None:
     pytest.importorskip("lightgbm")
-    from laser_ci.training.crossval import cross_validate
+    from laser_ci.evaluation.crossval import cross_validate
     from laser_ci.training.examples import load_examples
 
     examples = load_examples(MINI, cache=False)
@@ -541,7 +541,7 @@ def test_folds_in_parallel_give_the_same_report() -> None:
 ])
 def test_fold_parts_table(folds: list[int], fold: int, k: int, train: list[str],
                           val: list[str]) -> None:
-    from laser_ci.training.folds import fold_parts
+    from laser_ci.evaluation.folds import fold_parts
 
     assert fold_parts(list("abcde"), folds, fold, k) == (train, val)
 

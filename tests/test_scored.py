@@ -10,8 +10,8 @@ from pathlib import Path
 import bench
 import pytest
 
+from laser_ci.evaluation.folds import fold_of
 from laser_ci.training import metrics
-from laser_ci.training.folds import fold_of
 
 scored = bench.load("scored")
 KEEP = ["good", "bad"]

@@ -153,8 +153,8 @@ def test_runs_whose_file_texts_are_not_there_is_one_line(tmp_path: Path, case: s
 def test_eval_output_in_a_folder_that_is_not_there_is_one_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, option: str) -> None:
     """Refused before any work (no predictor is trained or scored), not a traceback after it."""
-    import laser_ci.training.crossval as crossval
-    import laser_ci.training.eval_command as eval_command
+    import laser_ci.evaluation.crossval as crossval
+    import laser_ci.evaluation.eval_command as eval_command
 
     def no_work(*_a: object, **_k: object) -> None:
         raise AssertionError("the work started")

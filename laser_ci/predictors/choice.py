@@ -17,7 +17,7 @@ Every folder may hold a ``card.json``::
                                                   ...}, ...}, ...}}  # optional
 
 ``cv`` holds cross-validated scores, written by ``laser-ci eval DATA_DIR --folds K
---write-cards`` (:func:`laser_ci.training.cv_report.write_cards`): ``log_mae`` is the
+--write-cards`` (:func:`laser_ci.evaluation.cv_report.write_cards`): ``log_mae`` is the
 log-MAE pooled over the held-out folds of every repository, all conclusions, one example
 per run, cold start (``--history none``); ``prior_log_mae`` the same with ``--history
 prior``. ``val_log_mae`` is the log-MAE on the ``val`` split alone, as printed by

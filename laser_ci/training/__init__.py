@@ -1,9 +1,11 @@
-"""Offline: labeled examples, training, export, evaluation.
+"""Offline: labeled examples, the baselines' and the language model's training, export.
 
 Enters: a data folder in the ``gha-runs`` format. ``example`` and ``examples`` turn runs into
 labeled texts, ``history`` gives each its earlier runs (causally), ``collected`` reads a
-collected folder for ``estimate --history``, ``train`` and ``export`` make a language model,
-``baselines`` is the baselines' training recipe, ``evaluate`` and ``metrics`` score
-predictors, ``folds`` and ``crossval`` cross-validate them by repository. Nothing at
-inference imports this package, except ``estimate --history`` reading a collected folder.
+collected folder for ``estimate --history``; ``baselines`` is the baselines' training recipe
+(``metrics`` its scores); ``config``, ``network``, ``loops``, ``pretrain``, ``finetune``,
+``references`` and ``export`` make the language model by the shipped recipe, ``train`` holds
+the ``train`` and ``finetune`` commands. Leaves: model folders. Nothing at inference imports
+this package, except ``estimate --history`` reading a collected folder. Scoring and
+cross-validation are in :mod:`laser_ci.evaluation`.
 """

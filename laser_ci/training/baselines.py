@@ -3,7 +3,7 @@
 :func:`fit_baselines` runs the recipe on a ``train`` set with a ``val`` set that picks the
 hyperparameters and calibrates the bands; ``benchmarks/baselines.py`` calls it with the
 ``train`` and ``val`` splits and ships the result, and ``laser-ci eval --folds K``
-(:mod:`laser_ci.training.crossval`) calls it once per held-out fold, with training folds
+(:mod:`laser_ci.evaluation.crossval`) calls it once per held-out fold, with training folds
 in both parts. Needs the ``train`` extra (LightGBM, scikit-learn).
 
 1. ``median``: the training runtimes' median (p10/p90: their 10th/90th percentiles).

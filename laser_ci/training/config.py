@@ -1,19 +1,8 @@
-"""The language model's training settings: one :class:`TrainConfig`, the shipped recipe's.
-
-The shipped model (``model/lm``, its ``laser.json`` ``training.recipe``) is made in two
-stages, both with these settings:
-
-1. ``laser-ci train``: a tokenizer and a causal LM pretrained on the unlabeled workflow
-   corpus only (:mod:`laser_ci.training.pretrain`);
-2. ``laser-ci eval --folds 5 --lm-base OUT/pretrained --lm-ship DIR``: fine-tuned on the
-   labeled runs as each cross-validation fold's model is (:data:`FOLD_CONFIG`,
-   :mod:`laser_ci.training.lm_recipe`), then decoded with its band scales and shrinks fit
-   on fold 0.
-
-``laser-ci finetune`` adapts such a model to one repository's history
-(:mod:`laser_ci.training.finetune`). The levers tried and not adopted are in
-``model/lm/EXPERIMENTS.md``, each with the commit that ran it.
-"""
+"""The language model's training settings: one :class:`TrainConfig`, whose defaults are the
+shipped recipe's (``model/lm/laser.json`` ``training.recipe``) for both its stages:
+``laser-ci train`` (:mod:`laser_ci.training.pretrain`) and the fine-tune that ``laser-ci eval
+--folds 5 --lm-ship`` runs (:data:`FOLD_CONFIG`, :mod:`laser_ci.evaluation.lm_recipe`). The
+levers tried and not adopted are in ``model/lm/EXPERIMENTS.md``, with their commits."""
 
 from __future__ import annotations
 
@@ -49,31 +38,21 @@ class TrainConfig:
     max_prompt_tokens: int = 256
     kinds: tuple[str, ...] = ("job", "workflow")
     success_only: bool = False
-    # training texts (laser_ci.training.history.training_texts): the history block when a
-    # run has earlier runs, left out with probability p_cold
-    p_cold: float = 0.3
-    # share of warm training texts whose runtime and history are rescaled together by a
-    # factor exp(U(-scale_range, scale_range)): teaches reading the history, not the repo
-    scale_aug: float = 1.0
+    p_cold: float = 0.3  # a warm training text loses its history block with this probability
+    scale_aug: float = 1.0  # share of warm texts rescaled by exp(U(-scale_range, scale_range))
     scale_range: float = 1.5
-    # the prompt (laser_ci.text.tokenize.PromptCodec): a warm output is the ratio to the
-    # history's recent median, a cold one the ratio to a tabular reference (cold_reference,
-    # out of fold in training: laser_ci.training.references); outcome: the prompt ends with
-    # the run's conclusion; the job's own lines after its body (shared-prefix)
+    # the prompt (laser_ci.text.tokenize.PromptCodec): warm, the ratio to the recent median;
+    # cold, to a tabular reference (laser_ci.training.references); the run's outcome last
     warm_target: str = "ratio"
     outcome: bool = True
     cold_reference: str | None = "tabular"
     layout: str = "shared-prefix"
     warm_anchor: str = "recent"
-    # a static int8 export calibrates its activation scales on this many training prompts
-    calibration_prompts: int = 128
-    # pretraining (causal LM on the corpus): the shipped base's (runs/base512)
-    pretrain_steps: int = 820
+    pretrain_steps: int = 820  # pretraining: the shipped base's (runs/base512)
     pretrain_seq_len: int = 512
     pretrain_batch_size: int = 8
     pretrain_lr: float = 1e-3
     pretrain_minutes: float = 22.0  # 0: no limit; else pretraining stops after this long
-    corpus_max_docs: int = 0  # 0: every corpus document
     # fine-tuning on runtimes
     epochs: int = 1
     batch_size: int = 32
@@ -82,11 +61,9 @@ class TrainConfig:
     warmup_frac: float = 0.05
     patience: int = 3
     grad_clip: float = 1.0
-    # the validation loss that picks the best epoch: number_loss (every val text) or
-    # warm_number_loss / cold_number_loss (texts with / without a history block)
+    # the val loss that picks the epoch: number_loss, warm_number_loss or cold_number_loss
     select_on: str = "warm_number_loss"
     finetune_minutes: float = 0.0  # 0: no limit; else fine-tuning stops after this long
-    # runtime
     threads: int = 2
     mixed_precision: str = "no"
     max_val_decode: int = 0  # val examples decoded with the exported graph (0: none)

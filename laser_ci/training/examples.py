@@ -50,12 +50,9 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from laser_ci.training.example import KINDS, Example, filter_split
-
-if TYPE_CHECKING:
-    pass
 
 _CACHE_VERSION = 2
 T = TypeVar("T")

@@ -12,17 +12,11 @@ Steps (:func:`export_model`):
    (digits and signs), so the head becomes ``MatMul(W[:, ids])`` with logits
    ``[batch, seq, 12]`` instead of ``[batch, seq, vocab]``. The full-vocabulary graph that
    naive decoding needs (benchmarks only) keeps every column for the last position only.
-3. int8 (:func:`quantize_int8`): the weight MatMuls only (``MatMulConstBOnly``; the tiny
-   head stays fp32; extra nodes can be kept fp32 with ``fp32_nodes``). *Static* when
-   calibration prompts are given: activation scales are fixed from the graph's ranges on
-   those token ids (training texts), so a token's computation does not depend on what else
-   is in the batch, and the decoding loop may decode jobs side by side and split prompts at
-   a shared prefix without changing a sample. Unsigned 8-bit activations and weights: on
-   x86 CPUs without VNNI (AVX2, as on GitHub's hosted runners) onnxruntime's u8 x s8
-   kernels can saturate their int16 sums (onnxruntime's quantization notes advise
-   ``reduce_range`` or u8 x u8 there). ``benchmarks/int8_check.py`` compares the graph with
-   fp32 and with dynamic int8. Else *dynamic* (``quantize_dynamic``: a scale per call,
-   computed from the batch).
+3. int8 (:func:`quantize_int8`): the weight MatMuls only (the tiny head stays fp32).
+   *Static* with calibration prompts: activation scales fixed on those token ids, so jobs
+   decode side by side and split at a shared prefix without changing a sample (the shipped
+   graph: ``benchmarks/int8_check.py --static-weights s7``). Else *dynamic*: a scale per
+   call, so one job per batch (what ``laser-ci eval --folds`` exports).
 4. ``laser.json`` (see :mod:`laser_ci.predictors.lm`) with the sha256 of every file, so a corrupt or
    mismatched artifact fails at load time.
 
@@ -368,30 +362,6 @@ def quantize_int8(
 
 
 # ---- 4. the artifact -----------------------------------------------------------------------
-
-
-SHIPPED_FILES = (MODEL_FILE, TOKENIZER_FILE, "weights.safetensors", "hf_config.json")
-
-
-def copy_artifact(src: str | Path, dst: str | Path,
-                  files: Sequence[str] = SHIPPED_FILES) -> dict[str, Any]:
-    """Copy a model folder's ``files`` (checked against their sha256) and a ``laser.json``
-    that lists only them: what goes into the repository's ``model/lm``."""
-    src, dst = Path(src), Path(dst)
-    config = json.loads((src / CONFIG_NAME).read_text())
-    dst.mkdir(parents=True, exist_ok=True)
-    kept = {}
-    for name in files:
-        digest = config["files"].get(name)
-        if digest is None:
-            continue
-        if sha256_file(src / name) != digest:
-            raise ValueError(f"{src / name}: sha256 does not match {CONFIG_NAME}")
-        shutil.copyfile(src / name, dst / name)
-        kept[name] = digest
-    config["files"] = kept
-    (dst / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n")
-    return config
 
 
 def export_model(

@@ -1,20 +1,12 @@
 """Fine-tuning a pretrained model on labeled runtimes, and exporting it.
 
-- :func:`finetune_examples`: stage 2 of the shipped recipe, what ``laser-ci eval --folds``
-  runs per fold and ``--lm-ship`` on every repository (:mod:`laser_ci.training.lm_recipe`):
-  from a label-free base, on the examples of the training folds with their history, the
-  next fold picking the epoch; exported to int8 ONNX (:mod:`laser_ci.training.export`).
-- :func:`run_finetune`: ``laser-ci finetune --data COLLECTED_DIR --base MODEL --out DIR``
-  adapts a shipped model (its ``weights.safetensors``) to one repository's own history: the
-  latest 20% of runs by commit date are its validation set.
-
-One model serves cold and warm start: a run with earlier runs is trained with its history
-block, or without it with probability ``p_cold``; the warm texts (``scale_aug``: all) have
-their runtime and their history's numbers multiplied by one random factor in
-[e^-1.5, e^1.5], so that the model learns to read the history rather than to remember each
-training repository's level. A cold text's prompt carries its reference: the p50 of a
-tabular model that never saw its label (:mod:`laser_ci.training.references`).
-"""
+:func:`finetune_examples` is the shipped recipe's stage 2, run per fold and on every
+repository by :mod:`laser_ci.evaluation.lm_recipe`; :func:`run_finetune` is ``laser-ci
+finetune``: a shipped model adapted to one repository's history, its latest 20% of runs by
+commit date the validation set. Warm training texts lose their history block with
+probability ``p_cold`` and have runtime and history rescaled together (``scale_aug``), so
+the model reads the history instead of remembering each repository's level; a cold text's
+prompt carries a tabular p50 that never saw its label (:mod:`laser_ci.training.references`)."""
 
 from __future__ import annotations
 
@@ -172,8 +164,7 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
     cut = runs[int(len(runs) * 0.8)] if len(runs) >= 5 else runs[-1]
     train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
     val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
-    # history blocks come from earlier runs of the same folder only; a cold text's
-    # reference is the base's own reference model's p50 (it never saw these labels)
+    # a cold text's reference: the base's own reference model's p50 (never saw these labels)
     reference_model = load_reference(base) if cfg.cold_reference else None
     refs = None
     if reference_model is not None:
@@ -257,29 +248,19 @@ def decode_metrics(model_dir: Path, examples: Sequence[Any], model_file: str,
     t = time.time()
     preds = m.predict([e.text for e in examples])
     secs = time.time() - t
-    y = np.log(np.maximum([e.runtime_s for e in examples], 1.0))
-    p50 = np.log(np.maximum([p.p50 for p in preds], 1.0))
-    lo = np.array([p.p10 for p in preds])
-    hi = np.array([p.p90 for p in preds])
     true = np.array([e.runtime_s for e in examples])
+    err = np.abs(np.log(np.maximum([p.p50 for p in preds], 1.0)) - np.log(np.maximum(true, 1.0)))
+    held = (true >= np.array([p.p10 for p in preds])) & (true <= np.array([p.p90 for p in preds]))
     succ = np.array([e.conclusion == "success" for e in examples])
-    err = np.abs(p50 - y)
-    out = {
-        "examples": len(examples),
-        "log_mae": float(err.mean()),
-        "log_mae_success": float(err[succ].mean()) if succ.any() else None,
-        "coverage_p10_p90": float(np.mean((true >= lo) & (true <= hi))),
-        "seconds": round(secs, 2),
-        "by_kind": {k: float(err[[e.kind == k for e in examples]].mean())
-                    for k in sorted({e.kind for e in examples})},
-    }
-    return out
+    return {"examples": len(examples), "log_mae": float(err.mean()),
+            "log_mae_success": float(err[succ].mean()) if succ.any() else None,
+            "coverage_p10_p90": float(np.mean(held)), "seconds": round(secs, 2),
+            "by_kind": {k: float(err[[e.kind == k for e in examples]].mean())
+                        for k in sorted({e.kind for e in examples})}}
 
 
 def _sample_val(val: Sequence[Any], n: int, seed: int) -> list[Any]:
     if n <= 0:
         return []
-    if len(val) <= n:
-        return list(val)
-    return random.Random(seed).sample(list(val), n)
+    return list(val) if len(val) <= n else random.Random(seed).sample(list(val), n)
 

@@ -38,8 +38,6 @@ from laser_ci.text.history import MAX_RUNS, UNTIMED_ENDS, History, config_diff
 if TYPE_CHECKING:
     from laser_ci.training.example import Example
 
-REGIMES = ("none", "prior")
-SUBSETS = ("warm", "warm-changed", "cold")
 
 
 def parse_time(value: Any) -> float | None:
@@ -199,33 +197,6 @@ def strip_history_block(text: str) -> str:
 # --- training and evaluation inputs --------------------------------------------------------
 
 
-def example_text(e: Example, regime: str) -> str:
-    """The input of example ``e`` in a history regime: ``none`` (cold start: ``text``) or
-    ``prior`` (``text_warm`` when the example has earlier runs, else ``text``)."""
-    if regime not in REGIMES:
-        raise ValueError(f"unknown history regime {regime!r}; expected one of {REGIMES}")
-    return e.text_warm if regime == "prior" and e.text_warm is not None else e.text
-
-
-def subset_of(e: Example) -> str:
-    """``warm-changed`` (earlier runs, and the workflow file changed since the latest of
-    them), ``warm`` (earlier runs, same file) or ``cold`` (no earlier run). The ``warm``
-    subset of ``laser-ci eval`` includes ``warm-changed``."""
-    if e.history is None:
-        return "cold"
-    return "warm-changed" if e.changed else "warm"
-
-
-def in_subset(e: Example, subset: str) -> bool:
-    if subset == "warm":
-        return e.history is not None
-    if subset == "warm-changed":
-        return e.history is not None and bool(e.changed)
-    if subset == "cold":
-        return e.history is None
-    raise ValueError(f"unknown subset {subset!r}; expected one of {SUBSETS}")
-
-
 def training_texts(
     examples: Iterable[Example], *, mode: str = "both", p_cold: float = 0.5, seed: int = 0
 ) -> list[tuple[str, Example]]:
@@ -234,23 +205,19 @@ def training_texts(
     - ``both``: every example with its cold ``text``, and examples with earlier runs a
       second time with ``text_warm``;
     - ``drop``: every example once: ``text_warm`` when it has earlier runs, except that the
-      block is dropped (cold ``text``) with probability ``p_cold`` (seeded);
-    - ``warm``: every example once, ``text_warm`` whenever there is one;
-    - ``cold``: every example once with its cold ``text``.
+      block is dropped (cold ``text``) with probability ``p_cold`` (seeded).
     """
     rng = random.Random(seed)
     out: list[tuple[str, Example]] = []
     for e in examples:
-        if mode == "cold" or e.text_warm is None:
+        if mode not in ("both", "drop"):
+            raise ValueError(f"unknown mode {mode!r}; expected both or drop")
+        if e.text_warm is None:
             out.append((e.text, e))
         elif mode == "both":
             out += [(e.text, e), (e.text_warm, e)]
-        elif mode == "drop":
-            out.append((e.text if rng.random() < p_cold else e.text_warm, e))
-        elif mode == "warm":
-            out.append((e.text_warm, e))
         else:
-            raise ValueError(f"unknown mode {mode!r}; expected both, drop, warm or cold")
+            out.append((e.text if rng.random() < p_cold else e.text_warm, e))
     return out
 
 

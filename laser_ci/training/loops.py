@@ -1,13 +1,7 @@
-"""The training loops: causal-LM pretraining on packed rows and fine-tuning on runtimes.
-
-Both run through ``accelerate``: ``--device cuda --mixed-precision bf16`` on one GPU;
-``torchrun --nproc-per-node N -m laser_ci train ...`` trains data-parallel (each process
-takes its share of every batch; early stopping and time limits are decided by the first
-process and broadcast, so all stop together). A fine-tuning item is the prompt
-(:class:`laser_ci.text.tokenize.PromptCodec`) and its output ``{"runtime_s": "4.73e+02"}<eos>``,
-with the loss on the output tokens only; the best epoch is the one with the lowest
-validation loss ``cfg.select_on``.
-"""
+"""The training loops: causal-LM pretraining on packed rows, fine-tuning on runtimes (the
+loss on the output ``{"runtime_s": "4.73e+02"}<eos>`` only, the best epoch by ``cfg.select_on``).
+Both run through ``accelerate``, data-parallel under ``torchrun``: time limits and early
+stopping are decided by the first process and broadcast, so all stop together."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""Stage 1 of the shipped recipe (``laser-ci train``): a tokenizer and a causal LM
-pretrained on the unlabeled workflow corpus only.
-
-The tokenizer (a byte-level BPE with digits split, :mod:`laser_ci.text.tokenize`) and the
-model (:mod:`laser_ci.training.network`) see the distinct file versions of
-``corpus.jsonl.gz`` and nothing from ``runs``: no runtime, no labeled example's text. So
-the base carries no label of any cross-validation fold, and ``laser-ci eval --folds K
---lm-base OUT/pretrained`` fine-tunes it per fold (:mod:`laser_ci.training.lm_recipe`).
-
-Measured (``small``, 5.1M parameters): the shipped base, 747 steps of 8x512 tokens on the
-2-core CPU in 22 minutes (``model/lm/MODEL_CARD.md``).
-"""
+"""Stage 1 of the shipped recipe (``laser-ci train``): a tokenizer (a byte-level BPE with
+digits split, :mod:`laser_ci.text.tokenize`) and a causal LM pretrained on the distinct
+workflow file versions of ``corpus.jsonl.gz`` only: no runtime, no labeled example's text,
+so ``laser-ci eval --folds K --lm-base OUT/pretrained`` may fine-tune it per fold. The
+shipped base: 747 steps of 8x512 tokens in 22 minutes on the 2-core CPU."""
 
 from __future__ import annotations
 
@@ -84,7 +77,7 @@ def run_pretrain(data_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
     out.mkdir(parents=True, exist_ok=True)
     acc = _accelerator(cfg, device)
     t_all = time.time()
-    texts = corpus_texts(data_dir, corpus_split, cfg.corpus_max_docs, cfg.seed)
+    texts = corpus_texts(data_dir, corpus_split, seed=cfg.seed)
     if not texts:
         raise DataError(f"{data_dir}: no corpus documents (corpus.jsonl.gz or corpus.jsonl)")
     from laser_ci.training.example import split_of

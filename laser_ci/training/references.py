@@ -2,13 +2,10 @@
 
 A model trained with ``cold_reference`` (:mod:`laser_ci.text.tokenize`) reads, in the prompt
 of a text without history, the p50 of a tabular model and writes its runtime as a ratio to
-that reference. At inference the
-reference comes from the tabular model shipped inside the model folder (``reference/``,
-:mod:`laser_ci.predictors.lm`). In training the reference of each text must be what that
-tabular model would say of a repository it has not seen, or the language model learns to
-trust a reference that is better on its training texts than anywhere else. So each
-training text's reference is predicted out of fold: by a model with the same
-hyperparameters, fit on the examples of the other groups (repositories), never on its own.
+that reference: at inference the tabular model shipped in the model folder's
+``reference/``; in training one with the same hyperparameters fit on the other groups
+(repositories), never on the text's own, or the model would learn to trust a reference that
+is better on its training texts than anywhere else.
 
 :func:`attach_reference` writes the shipped part: the tabular model under ``reference/``,
 and the prompt options and file hashes in ``laser.json``.

@@ -1,18 +1,11 @@
 """The ``laser-ci train`` and ``laser-ci finetune`` commands.
 
-- ``laser-ci train --data DIR --out OUT``: stage 1 of the shipped recipe, the tokenizer and a
-  causal LM pretrained on the unlabeled workflow corpus only, written to ``OUT/pretrained``
-  (:mod:`laser_ci.training.pretrain`). Its defaults are the shipped base's (``small``,
-  8x512-token rows, lr 1e-3, 820 steps or 22 minutes on 2 threads). Stage 2, the fine-tune on
-  the labeled runs, is ``laser-ci eval DIR --folds 5 --lm-base OUT/pretrained --lm-ship
-  MODEL`` (:mod:`laser_ci.training.lm_recipe`).
-- ``laser-ci finetune --data COLLECTED_DIR --base MODEL --out DIR``: adapts a shipped model
-  to one repository's own history (:func:`laser_ci.training.finetune.run_finetune`).
-
-``torchrun --nproc-per-node N -m laser_ci train ...`` pretrains data-parallel
-(:mod:`laser_ci.training.loops`). torch is imported inside the commands only: ``laser-ci
---help`` works without it.
-"""
+``laser-ci train --data DIR --out OUT`` pretrains the shipped recipe's label-free base
+(:mod:`laser_ci.training.pretrain`; ``torchrun --nproc-per-node N -m laser_ci train ...``
+runs it data-parallel); ``laser-ci eval DIR --folds 5 --lm-base OUT/pretrained --lm-ship
+MODEL`` then fine-tunes it. ``laser-ci finetune --data COLLECTED_DIR --base MODEL --out DIR``
+adapts a shipped model to one repository's history (:mod:`laser_ci.training.finetune`).
+torch is imported inside the commands only: ``laser-ci --help`` works without it."""
 
 from __future__ import annotations
 
@@ -53,8 +46,7 @@ def _cfg_from(base: TrainConfig, **kw: Any) -> TrainConfig:
 def _runtime(f: Any) -> Any:
     opts = [
         click.option("--seed", type=int, default=None, help="[0]"),
-        click.option("--threads", type=click.IntRange(min=1), default=None,
-                     help="torch CPU threads."),
+        click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads."),
         click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
                      show_default=True),
     ]

@@ -1,13 +1,13 @@
 """The shipped language model's recipe, per cross-validation fold and on every repository.
 
 :class:`LMRecipe` is what ``laser-ci eval --folds K --lm-base BASE`` runs for ``laser-lm``
-(:mod:`laser_ci.training.crossval`): for each fold, the base (pretrained on the unlabeled
+(:mod:`laser_ci.evaluation.crossval`): for each fold, the base (pretrained on the unlabeled
 corpus only, ``laser-ci train``) fine-tuned on the other folds' examples
 (:func:`laser_ci.training.finetune.finetune_examples` with :data:`~laser_ci.training.config.
 FOLD_CONFIG`), the next fold picking the epoch; exported to int8 ONNX and decoded as the
 shipped model is: the last digit's distribution kept whole (``exact_last``), then the band
 scales and the median's shrink toward the prompt's reference fit per regime on that val
-fold (:mod:`laser_ci.training.bands`). A cold text's prompt reads the fold's tabular p50,
+fold (:mod:`laser_ci.evaluation.bands`). A cold text's prompt reads the fold's tabular p50,
 out of fold for the training texts (:func:`fold_references`). ``--lm-ship DIR`` runs the
 same recipe on every repository (fold 0 picks the epoch) and writes the model with its
 weights (:meth:`LMRecipe.ship`); ``model/lm`` is that model, its int8 graph then
@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from laser_ci.evaluation.folds import DEFAULT_FOLDS, fold_of
 from laser_ci.predictors.base import Predictor
 from laser_ci.training.config import FOLD_CONFIG, PRETRAIN_MARKER, TrainConfig
 from laser_ci.training.example import Example
-from laser_ci.training.folds import DEFAULT_FOLDS, fold_of
 
 # what a kept fold model must share with the recipe to be reused (LMRecipe.reuse)
 RECIPE_KEYS = ("max_prompt_tokens", "warm_target", "outcome", "cold_reference", "layout",
@@ -107,8 +107,8 @@ class LMRecipe:
     def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
         """The model in ``folder`` decoded as the shipped one is, its band scales and
         shrinks fit on ``val`` first (and written to its ``laser.json``)."""
+        from laser_ci.evaluation.bands import apply, calibrate, write_calibration
         from laser_ci.predictors.lm import LaserModel
-        from laser_ci.training.bands import apply, calibrate, write_calibration
 
         model = LaserModel(folder, band_scale={}, shrink={}, threads=max(1, self.cfg.threads),
                            exact_last=True)

@@ -1,5 +1,5 @@
 """The ``laser-ci eval`` command: options, predictors, output (the report itself:
-:mod:`laser_ci.training.evaluate`; ``--folds K``: :mod:`laser_ci.training.crossval`)."""
+:mod:`laser_ci.evaluation.evaluate`; ``--folds K``: :mod:`laser_ci.evaluation.crossval`)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Any
 
 import click
 
+from laser_ci.evaluation.evaluate import describe, evaluate, json_safe, plot, render_table
+from laser_ci.evaluation.regimes import REGIMES
 from laser_ci.predictors.base import Predictor
 from laser_ci.report import plain
-from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, DataError, load_examples
 from laser_ci.training.examples import reading_data as _reading_data
-from laser_ci.training.history import REGIMES
 
 
 def _check_output(option: str, path: str) -> None:
@@ -35,10 +35,10 @@ def _check_output(option: str, path: str) -> None:
 
 
 def _eval_cv(data_dir: str, folds: int, **kw: Any) -> None:
-    """:func:`laser_ci.training.crossval.eval_cv`; a fold left with nothing to train on is
+    """:func:`laser_ci.evaluation.crossval.eval_cv`; a fold left with nothing to train on is
     a :class:`DataError` naming the folder."""
+    from laser_ci.evaluation.crossval import eval_cv
     from laser_ci.training.baselines import NoTrainingData
-    from laser_ci.training.crossval import eval_cv
 
     try:
         eval_cv(data_dir, folds, **kw)
@@ -75,7 +75,7 @@ def _eval_cv(data_dir: str, folds: int, **kw: Any) -> None:
 @click.option("--no-cache", is_flag=True, help="Re-parse the data instead of using the cache.")
 @click.option("--folds", type=int, default=None, is_flag=False, flag_value=5, metavar="[K]",
               help="Cross-validate by repository instead (K folds, 5 without a number; "
-                   "laser_ci.training.crossval): each predictor trained by its recipe.")
+                   "laser_ci.evaluation.crossval): each predictor trained by its recipe.")
 @click.option("--write-cards", is_flag=True,
               help="--folds: store the scores in each family's card.json.")
 @click.option("--reference", default=None,

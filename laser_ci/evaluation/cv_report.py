@@ -1,7 +1,7 @@
 """The cross-validated report as tables, and as the ``cv`` block of the model cards.
 
 :func:`render_cv_table` and :func:`describe_cv` print ``laser-ci eval --folds K``'s report
-(:mod:`laser_ci.training.crossval`); :func:`write_cards` stores it in each scored family's
+(:mod:`laser_ci.evaluation.crossval`); :func:`write_cards` stores it in each scored family's
 ``card.json`` (``--write-cards``), where :mod:`laser_ci.predictors.choice` reads it.
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from laser_ci.evaluation.evaluate import SUBSET_TITLES, _table, format_metric, json_safe
+from laser_ci.evaluation.regimes import SUBSETS
 from laser_ci.training import metrics
-from laser_ci.training.evaluate import SUBSET_TITLES, _table, format_metric, json_safe
-from laser_ci.training.history import SUBSETS
 
 LM_NAME = "laser-lm"
 BASELINE_NAMES = ("median", "tabular", "text-linear", "history-median", "history-recent")
@@ -150,7 +150,7 @@ def recipe_fingerprint() -> str:
     root = Path(__file__).resolve().parents[1]
     extra = [root / "training" / "baselines.py", root / "predictors" / "baselines.py",
              root / "predictors" / "trees.py",
-             root / "predictors" / "features.py", root / "training" / "folds.py",
+             root / "predictors" / "features.py", root / "evaluation" / "folds.py",
              root / "training" / "history.py"]
     return _sources_digest([*_text_sources(), *extra])
 

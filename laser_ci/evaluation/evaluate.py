@@ -1,8 +1,8 @@
 """``laser-ci eval DATA_DIR``: score every available predictor on a folder of CI history.
 
 The scoring and the report are here; the command's options are in
-:mod:`laser_ci.training.eval_command` (it also dispatches ``--folds K`` to
-:mod:`laser_ci.training.crossval`, which builds on this module).
+:mod:`laser_ci.evaluation.eval_command` (it also dispatches ``--folds K`` to
+:mod:`laser_ci.evaluation.crossval`, which builds on this module).
 
 The folder is in the ``gha-runs`` format (see :mod:`laser_ci.training.examples`). By default one example
 per run (``--kind workflow``: the whole workflow's text against ``run_time_s``) on the
@@ -43,7 +43,7 @@ requested regime; ``metrics`` is ``{"n", "log_mae", "mae_min", "spearman", "with
 repository over the whole folder (each trained by its recipe on K - 1 folds, scored on the
 held-out one), with the band metrics and paired differences between predictors;
 ``--write-cards`` stores the result in the cards :mod:`laser_ci.predictors.choice` reads.
-See :mod:`laser_ci.training.crossval`.
+See :mod:`laser_ci.evaluation.crossval`.
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ from typing import Any
 
 import click
 
+from laser_ci.evaluation.regimes import REGIMES, SUBSETS, example_text, in_subset
 from laser_ci.predictors.base import Predictor, Runtime
 from laser_ci.training import metrics
 from laser_ci.training.examples import Example, summarize
-from laser_ci.training.history import REGIMES, SUBSETS, example_text, in_subset
 
 COLUMNS = (
     ("n", "n"),

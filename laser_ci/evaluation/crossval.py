@@ -1,6 +1,6 @@
 """``laser-ci eval DATA_DIR --folds K``: cross-validation by repository.
 
-Every repository is in one of K folds (:func:`laser_ci.training.folds.fold_of`: the hash
+Every repository is in one of K folds (:func:`laser_ci.evaluation.folds.fold_of`: the hash
 the split uses; with K = 5 fold 0 is the ``val`` split). For each fold in turn, every
 requested predictor is trained with its shipped recipe on the other K - 1 folds and scored
 on the held-out one; the predictions are pooled, so the metrics are over every repository
@@ -17,12 +17,12 @@ when ``--lm-base`` is given):
   ``history-recent`` (their fallback: the fold's ``tabular``):
   :func:`laser_ci.training.baselines.fit_baselines`, the recipe of
   ``benchmarks/baselines.py``, on both example kinds of the training folds.
-- ``laser-lm``: the shipped model's recipe (:mod:`laser_ci.training.lm_recipe`), fine-tuned
+- ``laser-lm``: the shipped model's recipe (:mod:`laser_ci.evaluation.lm_recipe`), fine-tuned
   per fold from ``--lm-base`` (a model pretrained on the unlabeled workflow corpus only:
   ``laser-ci train``; no labels in it, but its corpus includes the held-out repositories'
   workflow files), exported to int8 ONNX and decoded like the shipped model.
 
-Report (``--format json``): the ``laser-ci eval`` report (:mod:`laser_ci.training.evaluate`)
+Report (``--format json``): the ``laser-ci eval`` report (:mod:`laser_ci.evaluation.evaluate`)
 with ``"split": "cv"``, ``"folds": K``, the band metrics in every metrics block (``width``:
 median p90/p10; ``interval_score``: :mod:`laser_ci.training.metrics`), and::
 
@@ -39,9 +39,9 @@ better), 95% interval from resampling repositories
 every regime, subset and conclusion set (``runs``: ``success`` or ``all``).
 
 ``--write-cards`` stores the scores in the ``card.json`` of each scored family's model
-folder under ``"cv"`` (:func:`laser_ci.training.cv_report.write_cards`);
+folder under ``"cv"`` (:func:`laser_ci.evaluation.cv_report.write_cards`);
 :mod:`laser_ci.predictors.choice` ranks predictors by them. The tables and the cards are in
-:mod:`laser_ci.training.cv_report`.
+:mod:`laser_ci.evaluation.cv_report`.
 """
 
 from __future__ import annotations
@@ -57,9 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from laser_ci.predictors.base import Predictor, Runtime
-from laser_ci.training import metrics
-from laser_ci.training.cv_report import (
+from laser_ci.evaluation.cv_report import (
     BASELINE_NAMES,
     LM_NAME,
     RUNS,
@@ -67,11 +65,13 @@ from laser_ci.training.cv_report import (
     render_cv_table,
     write_cards,
 )
-from laser_ci.training.evaluate import json_safe, predict_texts, predictor_entry, report_head
+from laser_ci.evaluation.evaluate import json_safe, predict_texts, predictor_entry, report_head
+from laser_ci.evaluation.folds import fold_of, fold_parts, inner_fold
+from laser_ci.evaluation.lm_recipe import CVError, LMRecipe
+from laser_ci.evaluation.regimes import SUBSETS, example_text, in_subset, subset_of
+from laser_ci.predictors.base import Predictor, Runtime
+from laser_ci.training import metrics
 from laser_ci.training.example import Example
-from laser_ci.training.folds import fold_of, fold_parts, inner_fold
-from laser_ci.training.history import SUBSETS, example_text, in_subset, subset_of
-from laser_ci.training.lm_recipe import CVError, LMRecipe
 
 TRAINABLE = (*BASELINE_NAMES, LM_NAME)
 MIN_FOLDS = 3  # held-out fold, the recipe's val fold, and at least one to train on
@@ -402,9 +402,9 @@ def cross_validate(
                         "pairs": paired(preds, cold, ex, history) if len(names) > 1 else []}
     report["cv"] = {
         "fold_of": "(int(sha256(owner/name)[:8], 16) % 100) * K // 100 "
-                   "(laser_ci.training.folds.fold_of; K = 5: fold 0 is the val split)",
+                   "(laser_ci.evaluation.folds.fold_of; K = 5: fold 0 is the val split)",
         "inner": "the recipe's val part is the next fold ((f + 1) % K), its train part the "
-                 "other K - 2 training folds (laser_ci.training.folds.inner_fold)",
+                 "other K - 2 training folds (laser_ci.evaluation.folds.inner_fold)",
         "recipes": {n: recipe_name(n) for n in names},
         "features_seconds": folds.features_seconds,
         "jobs": max(1, min(jobs, k)),  # the baselines' folds at once (laser-lm: one)
@@ -439,7 +439,7 @@ def write_predictions(path: str | Path, examples: Sequence[Example],
 def recipe_name(name: str) -> str:
     if name == LM_NAME:
         return ("laser_ci.training.finetune.finetune_examples from --lm-base, the shipped "
-                "model's recipe (laser_ci.training.lm_recipe)")
+                "model's recipe (laser_ci.evaluation.lm_recipe)")
     return "laser_ci.training.baselines.fit_baselines (benchmarks/baselines.py's recipe)"
 
 
@@ -456,7 +456,7 @@ def eval_cv(data_dir: str, k: int, *, kind: str, fmt: str, plot_path: str | None
     """``laser-ci eval DATA_DIR --folds K``: see the module doc."""
     import click
 
-    from laser_ci.training.evaluate import plot
+    from laser_ci.evaluation.evaluate import plot
     from laser_ci.training.examples import KINDS, load_examples
 
     if k < MIN_FOLDS:

@@ -26,7 +26,7 @@ whose configuration did not change since the latest earlier run, ``changed``, te
 configuration did (``history-config: changed``), and ``cold``, texts without a block.
 ``changed`` with fewer than :data:`MIN_EXAMPLES` calibration examples is left out and takes
 ``warm``'s values; a regime without usable examples keeps 1. The calibration examples are a fold's val part in
-``laser-ci eval --folds`` (``--lm-calibrate-bands``, ``--lm-shrink``) and fold 0 for a
+``laser-ci eval --folds`` (the shipped recipe: bands and shrinks per regime) and fold 0 for a
 shipped model (the examples that pick its epoch), never the examples it is scored on; the
 values go to ``laser.json`` ``decoding.band_scale`` and ``decoding.shrink``.
 """
