@@ -114,8 +114,7 @@ def main() -> int:
         # token ids (prompt and output) of training items
         reader = LaserModel(work, verify=False)
         texts_tr = [example_text(e, "prior") for e in train]
-        refs = prompt_references(reader.reference_model, texts_tr,
-                                 warm=reader.prompt.warm_reference)
+        refs = prompt_references(reader.reference_model, texts_tr)
         items = make_items([LabeledText(t, e.runtime_s, e.kind, e.conclusion, e.repo, r)
                             for t, e, r in zip(texts_tr, train, refs, strict=True)], reader.prompt)
         calibration = calibration_ids(items, args.calibration, 0)

@@ -11,7 +11,6 @@ A model folder (written by :func:`laser_ci.training.export.export_model`) holds:
                         (not read at inference)
     reference/          only when ``prompt.cold_reference`` is ``tabular``: the tabular model
                         (laser_ci.predictors.baselines) whose p50 is a cold text's reference
-                        (and a warm text's, with ``prompt.warm_reference``)
 
 :class:`LaserModel` implements :class:`laser_ci.predictors.base.Predictor`: each text is encoded as
 ``<eos> text <sep>``, N runtimes are sampled with the constrained loop
@@ -23,14 +22,12 @@ KV cache of a body its texts share once (:mod:`laser_ci.text.tokenize`). A ``rat
 model's samples for a text with history are multiplied back to seconds
 (``prompt.warm_target``, :mod:`laser_ci.text.tokenize`), and so are a ``cold_reference``
 model's for a text without: its prompt carries the reference model's p50 and the model
-writes the ratio to it; with ``prompt.warm_reference`` a text with history reads the
-reference model's (history-anchored) p50 too, and its samples are multiplied by that
-instead of the history's ``prompt.warm_anchor`` (``median``, absent: the median of the
-last 20 runs; ``recent``: of the last 3). A model with ``prompt.outcome`` is asked
-for the runtime of a successful run. Then, by regime (:func:`text_regime`: ``warm``,
-``changed``, ``cold``), ``decoding.shrink`` moves the median toward the reference (the share
-of the model's correction that held on examples it was not trained on) and
-``decoding.band_scale`` stretches the band (both fit by :mod:`laser_ci.evaluation.bands`).
+writes the ratio to it; a text with history's by the history's ``prompt.warm_anchor``
+(``median``, absent: the median of the last 20 runs; ``recent``: of the last 3). A model
+with ``prompt.outcome`` is asked for the runtime of a successful run. Then, by regime
+(:func:`text_regime`: ``warm``, ``changed``, ``cold``), ``decoding.shrink`` moves the median
+toward the reference (the share of the model's correction that held on examples it was not
+trained on) and ``decoding.band_scale`` stretches the band (both fit by :mod:`laser_ci.evaluation.bands`).
 
 To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
 ``model/lm`` with its ``card.json``).
@@ -57,7 +54,7 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
 REFERENCE_DIR = "reference"
-REFERENCE_MODELS = ("tabular",)  # laser.json prompt.cold_reference and prompt.warm_reference
+REFERENCE_MODELS = ("tabular",)  # laser.json prompt.cold_reference
 DEFAULT_THREADS = 2
 # laser.json "decoding.sampling": see laser_ci.predictors.decode
 SAMPLING = ("independent", "stratified")
@@ -267,25 +264,21 @@ class LaserModel:
                                  f"tokenizer: {e}") from e
         with _reading(config_path):
             cold_reference = prompt.get("cold_reference")
-            warm_reference = prompt.get("warm_reference")
-            for key, value in (("cold_reference", cold_reference),
-                               ("warm_reference", warm_reference)):
-                if value is not None and value not in REFERENCE_MODELS:
-                    raise ModelFileError(f"{self.model_dir}: prompt.{key} {value!r}, expected "
-                                         f"one of {REFERENCE_MODELS}")
+            if cold_reference is not None and cold_reference not in REFERENCE_MODELS:
+                raise ModelFileError(f"{self.model_dir}: prompt.cold_reference "
+                                     f"{cold_reference!r}, expected one of {REFERENCE_MODELS}")
+            if prompt.get("warm_reference") is not None:  # lever 1 for warm texts, not adopted
+                raise ModelFileError(f"{self.model_dir}: prompt.warm_reference: a recipe "
+                                     "laser-ci no longer reads (model/lm/EXPERIMENTS.md)")
             if prompt.get("warm_anchor", "median") not in WARM_ANCHORS:
                 raise ModelFileError(f"{self.model_dir}: prompt.warm_anchor "
                                      f"{prompt.get('warm_anchor')!r}, expected one of "
                                      f"{WARM_ANCHORS}")
-            if warm_reference is not None and cold_reference is None:
-                raise ModelFileError(f"{self.model_dir}: prompt.warm_reference without "
-                                     "prompt.cold_reference (the reference model)")
             self.prompt = PromptCodec(
                 tokenizer, self.codec, int(prompt["max_prompt_tokens"]),
                 warm_target=str(prompt.get("warm_target", "runtime")),
                 outcome=bool(prompt.get("outcome", False)),
                 cold_reference=cold_reference is not None,
-                warm_reference=warm_reference is not None,
                 layout=str(prompt.get("layout", "serial")),
                 warm_anchor=str(prompt.get("warm_anchor", "median")),
             )
@@ -355,10 +348,9 @@ class LaserModel:
 
     def prompt_texts(self, texts: Sequence[str]) -> list[str]:
         """The texts as this model reads them: with the ``outcome: success`` line and, for
-        texts without history (and with it, for a ``warm_reference`` model), the reference
-        model's p50 (see :mod:`laser_ci.text.tokenize`). Unchanged for a model that reads
-        neither."""
-        refs = prompt_references(self.reference_model, texts, warm=self.prompt.warm_reference)
+        texts without history, the reference model's p50 (see :mod:`laser_ci.text.tokenize`).
+        Unchanged for a model that reads neither."""
+        refs = prompt_references(self.reference_model, texts)
         return [self.prompt.with_prompt_lines(t, outcome="success", reference=r)
                 for t, r in zip(texts, refs, strict=True)]
 
