@@ -25,6 +25,9 @@ has one, the instances most like it by name first (``history_source: "siblings"`
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import os
 import sys
@@ -109,8 +112,24 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "remote_workflow": job.remote_workflow,
         "called_workflow": job.called_workflow,
         "runtime_s": runtime.to_json(),
+        "definition": _definition(job),
     }  # + "history_runs": earlier runs the prediction saw (None: cold start), "history_source"
     # and "history_failures": how its own earlier runs ended (Failures.to_json; None: unknown)
+
+
+def _definition(job: JobInstance) -> str:
+    """A fingerprint of the job as written (steps, runner, matrix values, ...), not of where
+    it sits in its file: the PR comment shows a job whose fingerprint is the same at head and
+    base as unchanged, whatever its neighbours did to its prediction."""
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {str(k): strip(v) for k, v in x.items() if k != "line"}
+        if isinstance(x, (list, tuple)):
+            return [strip(v) for v in x]
+        return x
+
+    data = json.dumps(strip(dataclasses.asdict(job)), sort_keys=True, default=repr)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
 class _OtherRunners:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from laser_ci.report.cells import all_free
 from laser_ci.report.cells import num as _num
 from laser_ci.report.cells import plural as _plural
 from laser_ci.report.cells import runner_cell as _runner_cell
@@ -78,10 +79,16 @@ def assumptions(workflows: Sequence[Mapping[str, Any]], detail: int = 2) -> str:
         "they are estimates, not billing data.",
         "",
     ]
-    if rows:
-        out += ["| Job | Assumed runner | Cost (median) |", "|---|---|--:|", *rows, ""]
-    if costs:
-        out += ["Per workflow run: " + " · ".join(costs), ""]
+    if all_free(workflows):  # no column of $0.000: one line says so
+        out += ["Every job here runs free at list price: no costs are shown.", ""]
+        if rows:
+            out += ["| Job | Assumed runner |", "|---|---|",
+                    *(row.rsplit(" | ", 1)[0] + " |" for row in rows), ""]
+    else:
+        if rows:
+            out += ["| Job | Assumed runner | Cost (median) |", "|---|---|--:|", *rows, ""]
+        if costs:
+            out += ["Per workflow run: " + " · ".join(costs), ""]
     if advice:
         out += ["**Advice**", "", *advice, ""]
     out += ["</details>", ""]

@@ -6,7 +6,7 @@ modules it renders with."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from laser_ci.report.jobs import bills, failed_runs
@@ -29,12 +29,10 @@ def num(x: Any) -> float | None:
     return None
 
 
-
 def p50(job: Mapping[str, Any] | None) -> float | None:
     if job is None:
         return None
     return num((job.get("runtime_s") or {}).get("p50"))
-
 
 
 def billed_p50(job: Mapping[str, Any] | None) -> float | None:
@@ -44,10 +42,8 @@ def billed_p50(job: Mapping[str, Any] | None) -> float | None:
     return p50(job)
 
 
-
 def job_name(job: Mapping[str, Any]) -> str:
     return str(job.get("name") or job.get("id") or "?")
-
 
 
 def band(rt: Mapping[str, Any]) -> str:
@@ -57,10 +53,8 @@ def band(rt: Mapping[str, Any]) -> str:
     return f"{dur(lo)} – {dur(hi)}"
 
 
-
 def dur(seconds: float | None) -> str:
     return "–" if seconds is None else format_duration(seconds)
-
 
 
 def delta(seconds: float | None) -> str:
@@ -71,15 +65,12 @@ def delta(seconds: float | None) -> str:
     return ("+" if seconds > 0 else "-") + format_duration(abs(seconds))
 
 
-
 def usd(x: float | None) -> str:
     return "–" if x is None else f"${x:,.3f}" if x < 1 else f"${x:,.2f}"
 
 
-
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
 
 
 def runner_cell(job: Mapping[str, Any]) -> str:
@@ -88,7 +79,6 @@ def runner_cell(job: Mapping[str, Any]) -> str:
     if job.get("remote_workflow"):
         return "reusable " + _code(str(job["remote_workflow"]), table=True)
     return _runner_text(job.get("runner"))
-
 
 
 def _runner_text(runner: Any) -> str:
@@ -112,11 +102,9 @@ def _runner_text(runner: Any) -> str:
     return text or "–"
 
 
-
 def history_runs(job: Mapping[str, Any]) -> int | None:
     n = job.get("history_runs")
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
-
 
 
 def history_cell(job: Mapping[str, Any]) -> str:
@@ -125,7 +113,6 @@ def history_cell(job: Mapping[str, Any]) -> str:
     if n is not None and job.get("history_source") == "siblings":
         return f"warm (its siblings' latest {plural(n, 'run')})"  # new since its latest runs
     return "cold" if n is None else f"warm ({plural(n, 'run')}{failed_words(job, n)})"
-
 
 
 def failed_words(job: Mapping[str, Any], runs: int) -> str:
@@ -137,3 +124,12 @@ def failed_words(job: Mapping[str, Any], runs: int) -> str:
     failed, known, median = f
     of = "" if known == runs else f" of {known}"
     return f"; {failed}{of} failed, after ~{dur(median)}"
+
+
+def all_free(workflows: Iterable[Mapping[str, Any] | None]) -> bool:
+    """Every job of these workflows that has a cost costs nothing (standard runners of a
+    public repository), and some job has one: a cost column would read $0.000 throughout."""
+    costs = [num(j.get("cost_usd")) for w in workflows if w is not None
+             for j in w.get("jobs") or ()]
+    known = [c for c in costs if c is not None]
+    return bool(known) and all(c == 0 for c in known)

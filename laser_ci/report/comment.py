@@ -23,12 +23,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from laser_ci.report.assumptions import assumptions as _assumptions
+from laser_ci.report.cells import all_free, failed_words
 from laser_ci.report.cells import delta as _delta
 from laser_ci.report.cells import dur as _dur
-from laser_ci.report.cells import failed_words
 from laser_ci.report.cells import history_runs as _history_runs
 from laser_ci.report.cells import job_name as _job_name
+from laser_ci.report.cells import num as _num
 from laser_ci.report.cells import plural as _plural
+from laser_ci.report.cells import usd as _usd
 from laser_ci.report.context import MARKER, Context, marker_for
 from laser_ci.report.diff import JobDiff, Totals, WorkflowDiff, diff_results, totals
 from laser_ci.report.jobs import job_label, visible_workflows
@@ -42,6 +44,7 @@ from laser_ci.report.tables import diff_groups as _diff_groups
 from laser_ci.report.tables import group_label as _group_label
 from laser_ci.report.tables import unchanged_block as _unchanged_block
 from laser_ci.report.tables import workflow_block as _workflow_block
+from laser_ci.report.todo import worth_doing
 
 # what callers import from here (the Action, the runner's log, the tests)
 __all__ = [
@@ -52,7 +55,6 @@ __all__ = [
 ]
 
 BIGGEST_CHANGES = 3
-
 
 
 def render_pr_comment(
@@ -71,14 +73,16 @@ def render_pr_comment(
     changed_diffs = [d for d in diffs if d.status != "unchanged"]
     unchanged = [d for d in diffs if d.status == "unchanged"]
 
-    head_totals = totals(head)
+    # as the tables show them: a job written the same at both ends at its base prediction
+    head_totals = Totals.of(d.head for d in diffs if d.head is not None)
     # The base of the whole repository = unchanged workflows (as at head) + changed at base.
     base_wfs = [d.head for d in unchanged if d.head is not None]
     base_wfs += [d.base for d in changed_diffs if d.base is not None]
     base_totals = Totals.of(base_wfs)
 
     def render(detail: int) -> str:
-        parts = [ctx.marker + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head)]
+        parts = [ctx.marker + "\n" + _headline_pr(head_totals, base_totals, changed_diffs, ctx, head,
+                                                       diffs)]
         if detail < 2:
             parts.append(limit.shortened_note(SHORTENED[detail]))
         parts.append(_errors(head, ctx))
@@ -97,7 +101,6 @@ def render_pr_comment(
     return _fit_detail(render, limit)
 
 
-
 def render_summary(
     result: Mapping[str, Any],
     *,
@@ -111,7 +114,7 @@ def render_summary(
     head = (
         "### ⏱️ laser-ci: predicted CI runtime\n\n"
         f"**{_plural(t.workflows, 'workflow')}, {_plural(t.jobs, 'job')}:** "
-        f"billable **{_dur(t.billable_s)}** · longest critical path "
+        f"runner time **{_dur(t.billable_s)}** · longest critical path "
         f"**{_dur(t.critical_path_s)}**"
     )
     if ctx.head_sha:
@@ -141,13 +144,21 @@ def render_summary(
     return _fit_detail(render, limit)
 
 
-
 def _headline_pr(
     head: Totals, base: Totals, changed: Sequence[WorkflowDiff], ctx: Context,
-    result: Mapping[str, Any] | None = None,
+    result: Mapping[str, Any] | None = None, all_workflows: Sequence[WorkflowDiff] = (),
 ) -> str:
-    lines = ["### ⏱️ laser-ci: predicted CI runtime", ""]
+    """The first screen: what the PR changes in time (and money), then what is worth doing;
+    the tables come after."""
     n = len(changed)
+    d = head.billable_s - base.billable_s
+    if not n:
+        what = "no workflow changed"
+    elif abs(d) < 0.5:
+        what = "no change in predicted runner time"
+    else:
+        what = f"this PR {'adds' if d > 0 else 'saves'} {_dur(abs(d))} of runner time per run"
+    lines = [f"### ⏱️ laser-ci: {what}", ""]
     n_all = head.workflows + sum(1 for d in changed if d.status == "removed")
     scope = (
         f"**{n} of {_plural(n_all, 'workflow')} changed**"
@@ -155,10 +166,13 @@ def _headline_pr(
         else f"**No workflow changed** ({_plural(head.workflows, 'workflow')})"
     )
     lines.append(
-        f"{scope} · billable **{_dur(head.billable_s)}** "
+        f"{scope} · runner time **{_dur(head.billable_s)}** "
         f"({_delta(head.billable_s - base.billable_s)}) · longest critical path "
         f"**{_dur(head.critical_path_s)}** ({_delta(head.critical_path_s - base.critical_path_s)})"
     )
+    money = _money_line(all_workflows)
+    if money:
+        lines += ["", money]
     biggest = _biggest_changes(changed)
     if biggest:
         lines.append("")
@@ -166,6 +180,10 @@ def _headline_pr(
     elif n:
         lines.append("")
         lines.append("No predicted job runtime changed.")
+    todo = worth_doing(changed)
+    if todo:
+        lines += ["", "**Worth doing**", ""]
+        lines += [f"{i}. {line}" for i, line in enumerate(todo, 1)]
     warm = _warm_line(result or {})
     if warm:
         lines.append("")
@@ -178,6 +196,37 @@ def _headline_pr(
         )
     return "\n".join(lines) + "\n"
 
+
+def _money_line(diffs: Sequence[WorkflowDiff]) -> str:
+    """Cost per run at head (and its change) and the billed minutes; or one line saying that
+    every job is free here, when no job costs anything."""
+    heads = [d.head for d in diffs if d.head is not None]
+    if all_free(heads):
+        return ("Every job here runs free at list price (standard runners of a public "
+                "repository): no costs are shown.")
+    def cost(w: Mapping[str, Any] | None) -> float | None:
+        return None if w is None else _num(w.get("cost_usd"))
+
+    def billed(w: Mapping[str, Any] | None) -> float | None:
+        c = None if w is None else w.get("cost")
+        return _num(c.get("billable_minutes")) if isinstance(c, Mapping) else None
+
+    at_head = [cost(w) for w in heads]
+    if not heads or any(c is None for c in at_head):
+        return ""
+    at_base = [cost(d.base if d.status != "unchanged" else d.head) for d in diffs]
+    usd = sum(c or 0.0 for c in at_head)
+    out = f"Cost per run **{_usd(usd)}**"
+    if all(c is not None for c in at_base):
+        change = usd - sum(c or 0.0 for c in at_base)
+        sign = "+" if change > 0 else "-"
+        out += " (no change)" if abs(change) < 0.0005 else f" ({sign}{_usd(abs(change))})"
+    minutes = [billed(w) for w in heads]
+    if all(m is not None for m in minutes):
+        total = int(sum(m or 0.0 for m in minutes))
+        out += (f" · **{total} billed minutes** (each job rounded up to a whole minute, "
+                "as GitHub bills it)")
+    return out
 
 
 def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
@@ -203,7 +252,6 @@ def _biggest_changes(changed: Sequence[WorkflowDiff]) -> list[str]:
     return [text for _, text in ranked[:BIGGEST_CHANGES]]
 
 
-
 def _group_change(wf: WorkflowDiff, members: Sequence[JobDiff]) -> list[tuple[float, str]]:
     """The change of a grouped job (:func:`_biggest_changes`), as its table row says it."""
     deltas = [d for m in members if (d := m.delta_s) is not None]
@@ -217,7 +265,6 @@ def _group_change(wf: WorkflowDiff, members: Sequence[JobDiff]) -> list[tuple[fl
         return [(abs(d), f"{label} removed job, {n} (was Σ {_dur(-d)})")]
     at_head = _plural(sum(1 for m in members if m.head is not None), "instance")
     return [(abs(d), f"{label} ({at_head}) {_delta(d)}")]
-
 
 
 def _unreadable(d: WorkflowDiff, head: Mapping[str, Any], base: Mapping[str, Any] | None,
@@ -235,7 +282,6 @@ def _unreadable(d: WorkflowDiff, head: Mapping[str, Any], base: Mapping[str, Any
     return end if path in paths else None
 
 
-
 def _errors(result: Mapping[str, Any], ctx: Context) -> str:
     errors = list(result.get("errors") or ())
     if not errors:
@@ -247,7 +293,6 @@ def _errors(result: Mapping[str, Any], ctx: Context) -> str:
             where += f":{e['line']}"
         out.append(f"> - {_code(where)}: {_prose(str(e.get('message') or ''))}")
     return "\n".join(out) + "\n"
-
 
 
 def _footer(result: Mapping[str, Any]) -> str:
@@ -264,12 +309,10 @@ def _footer(result: Mapping[str, Any]) -> str:
     )
 
 
-
 def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:
     """(warm jobs, all jobs) over the workflows of one estimate result."""
     jobs = [j for wf in visible_workflows(result) for j in wf.get("jobs") or ()]
     return sum(1 for j in jobs if _history_runs(j) is not None), len(jobs)
-
 
 
 def _warm_line(result: Mapping[str, Any]) -> str:
@@ -285,7 +328,6 @@ def _warm_line(result: Mapping[str, Any]) -> str:
         f"History: **{warm} of {_plural(n, 'job')} warm** (predicted with their earlier "
         f"runs{on}), {n - warm} cold"
     )
-
 
 
 def _history_notes(result: Mapping[str, Any]) -> str:

@@ -12,7 +12,6 @@ from laser_ci.report.markdown import url_path
 MARKER = "<!-- laser-ci:sticky-comment -->"
 
 
-
 def marker_for(workflows: str) -> str:
     """The marker of the comment for the Action's ``workflows`` input: each laser-ci step
     of a pull request with its own input keeps its own comment (the default's is
@@ -21,7 +20,6 @@ def marker_for(workflows: str) -> str:
         return MARKER
     key = hashlib.sha256(workflows.encode("utf-8")).hexdigest()[:12]
     return f"<!-- laser-ci:sticky-comment workflows={key} -->"
-
 
 
 @dataclass(frozen=True)

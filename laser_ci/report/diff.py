@@ -20,7 +20,6 @@ from laser_ci.report.jobs import visible_workflows
 Status = Literal["new", "removed", "changed", "unchanged"]
 
 
-
 @dataclass(frozen=True)
 class JobDiff:
     """One job of a workflow at head and/or base. ``delta_s`` is the change of the median."""
@@ -44,7 +43,6 @@ class JobDiff:
         return h - b
 
 
-
 @dataclass(frozen=True)
 class WorkflowDiff:
     """One workflow file. ``path`` is the head path (the base path when it was removed)."""
@@ -66,7 +64,6 @@ class WorkflowDiff:
         if h is None or b is None:
             return None
         return h - b
-
 
 
 def diff_results(
@@ -96,13 +93,43 @@ def diff_results(
         if h is None and b is None:
             continue  # a changed path that is no workflow (or could not be read at either end)
         status: Status = "changed" if h is not None and b is not None else "new" if b is None else "removed"
-        out.append(WorkflowDiff(path, status, h, b, _diff_jobs(h, b)))
+        jobs = _diff_jobs(h, b)
+        if h is not None and b is not None:
+            h, jobs = _as_written(h, jobs)
+        out.append(WorkflowDiff(path, status, h, b, jobs))
     for path, h in sorted(head_wfs.items()):
         if path not in changed_head:
             jobs = [JobDiff(_job_name(j), "unchanged", head=j) for j in h.get("jobs") or ()]
             out.append(WorkflowDiff(path, "unchanged", h, None, jobs))
     return out
 
+
+def _as_written(wf: Mapping[str, Any], jobs: list[JobDiff]
+                ) -> tuple[Mapping[str, Any], list[JobDiff]]:
+    """A job written the same at head and base (the same ``definition``) keeps its base
+    prediction, and the head workflow's billable time and cost follow: what a PR changes
+    elsewhere (a matrix instance added, another job edited) moves the predictions of its
+    neighbours by seconds, and that is noise, not a change of theirs."""
+    out: list[JobDiff] = []
+    shift_s = shift_usd = 0.0
+    for j in jobs:
+        h, b = j.head, j.base
+        if (j.status == "changed" and h is not None and b is not None and h.get("definition")
+                and h.get("definition") == b.get("definition")
+                and h.get("runtime_s") != b.get("runtime_s")):
+            kept = {**h, **{k: b[k] for k in ("runtime_s", "cost_usd", "cost") if k in b}}
+            shift_s += (_billed_p50(kept) or 0.0) - (_billed_p50(h) or 0.0)
+            shift_usd += (_num(kept.get("cost_usd")) or 0.0) - (_num(h.get("cost_usd")) or 0.0)
+            j = JobDiff(j.name, "changed", kept, b)
+        out.append(j)
+    if out == jobs:
+        return wf, jobs
+    wf = {**wf, "jobs": [j.head for j in out if j.head is not None]}
+    if (bill := _num(wf.get("billable_s"))) is not None:
+        wf["billable_s"] = round(bill + shift_s, 1)
+    if (usd := _num(wf.get("cost_usd"))) is not None:
+        wf["cost_usd"] = round(usd + shift_usd, 6)
+    return wf, out
 
 
 def _diff_jobs(head: Mapping[str, Any] | None, base: Mapping[str, Any] | None) -> list[JobDiff]:
@@ -127,7 +154,6 @@ def _diff_jobs(head: Mapping[str, Any] | None, base: Mapping[str, Any] | None) -
     return jobs
 
 
-
 @dataclass(frozen=True)
 class Totals:
     """Sums over all workflows: billable time and the longest critical path, in seconds."""
@@ -146,7 +172,6 @@ class Totals:
             billable_s=sum(_num(w.get("billable_s")) or 0.0 for w in wfs),
             critical_path_s=max((_num(w.get("critical_path_s")) or 0.0 for w in wfs), default=0.0),
         )
-
 
 
 def totals(result: Mapping[str, Any]) -> Totals:

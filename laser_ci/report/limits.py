@@ -52,12 +52,10 @@ SHORTENED = {
 }
 
 
-
 def is_shortened(text: str) -> bool:
     """True when a comment was shortened or cut to fit its limit: the full report needs a
     larger one (the job summary)."""
     return f"to fit {COMMENT_LIMIT.label}" in text
-
 
 
 def fit(parts: Sequence[str], limit: Limit) -> str:
@@ -72,7 +70,6 @@ def fit(parts: Sequence[str], limit: Limit) -> str:
     open_details = cut.count("<details") - cut.count("</details>")
     cut += "\n</details>\n" * max(open_details, 0)
     return cut + note
-
 
 
 def fit_detail(render: Any, limit: Limit) -> str:

@@ -37,7 +37,6 @@ from laser_ci.report.markdown import text as _md
 DEFAULT_TIMEOUT_MINUTES = 360  # GitHub's timeout when a job sets no timeout-minutes
 
 
-
 def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
     """``(p90 minutes, timeout minutes)`` when the job's p90 exceeds its timeout, else None.
 
@@ -54,6 +53,18 @@ def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
     return (p90 / 60.0, timeout) if p90 > timeout * 60.0 else None
 
 
+def timeout_footnote(flagged: Sequence[Mapping[str, Any]]) -> str:
+    """The ⚠️ footnote, in the words of the flagged jobs: their own ``timeout-minutes``, or
+    GitHub's default where they set none."""
+    own = [j for j in flagged if j.get("timeout_minutes") is not None]
+    if own and len(own) == len(flagged):
+        return "⚠️ the p90 runtime exceeds the job's `timeout-minutes`."
+    if not own:
+        return (f"⚠️ the p90 runtime exceeds GitHub's default timeout ({DEFAULT_TIMEOUT_MINUTES} "
+                "minutes; the job sets no `timeout-minutes`).")
+    return (f"⚠️ the p90 runtime exceeds the job's `timeout-minutes` (GitHub's default of "
+            f"{DEFAULT_TIMEOUT_MINUTES} where it sets none).")
+
 
 def diff_groups(jobs: Sequence[JobDiff], detail: int) -> list[JobDiff | list[JobDiff]]:
     """The jobs in order, the instances of a job with many of them as one list (with
@@ -65,11 +76,9 @@ def diff_groups(jobs: Sequence[JobDiff], detail: int) -> list[JobDiff | list[Job
     return [[m["job"] for m in g.jobs] if isinstance(g, Group) else g["job"] for g in groups]
 
 
-
 def group_label(members: Sequence[JobDiff]) -> str:
     first = members[0].head if members[0].head is not None else members[0].base or {}
     return hide_expressions(str(first.get("group") or first.get("name") or "?"))
-
 
 
 def _group_history(members: Sequence[JobDiff]) -> str:
@@ -82,19 +91,26 @@ def _group_history(members: Sequence[JobDiff]) -> str:
     return "cold" if warm == 0 else f"{warm} warm, {len(heads) - warm} cold"
 
 
+def group_count(members: Sequence[JobDiff]) -> str:
+    """``7 instances (2 new, 1 removed)``: the instances at head, and what the PR added and
+    removed; the row and its folded list say the same."""
+    heads = [m for m in members if m.head is not None]
+    new = sum(1 for m in members if m.status == "new")
+    removed = sum(1 for m in members if m.status == "removed")
+    extra = ", ".join(x for x in (f"{new} new" if new else "", f"{removed} removed"
+                                                              if removed else "") if x)
+    # every instance gone: "32 instances removed", not "0 instances (32 removed)"
+    if not heads:
+        return f"{_plural(removed, 'instance')} removed"
+    return _plural(len(heads), "instance") + (f" ({extra})" if extra else "")
+
 
 def group_row(members: Sequence[JobDiff], *, compare: bool, folded: bool) -> list[str]:
     heads = [m.head for m in members if m.head is not None]
     running = [j for j in heads if bills(j)]  # as the billable time counts
     total = sum(x for j in running if (x := _p50(j)) is not None)
     slowest = max((_p50(j) or 0.0 for j in running), default=None)
-    new = sum(1 for m in members if m.status == "new")
-    removed = sum(1 for m in members if m.status == "removed")
-    extra = ", ".join(x for x in (f"{new} new" if new else "", f"{removed} removed"
-                                                              if removed else "") if x)
-    # every instance gone: "32 instances removed", not "0 instances (32 removed)"
-    count = (f"{_plural(removed, 'instance')} removed" if not heads
-             else _plural(len(heads), "instance") + (f" ({extra})" if extra else ""))
+    count = group_count(members)
     name = (f"**{_md(group_label(members))}** · {count}" + (" (below)" if folded else ""))
     row = [name, f"Σ {_dur(total) if heads else '–'}",
            f"slowest {_dur(slowest)}" if heads else "–"]
@@ -105,7 +121,6 @@ def group_row(members: Sequence[JobDiff], *, compare: bool, folded: bool) -> lis
                    else "new job")
     row.append(_group_history(members))
     return row
-
 
 
 def _job_row(job: JobDiff, ctx: Context, path: str, *, compare: bool, links: bool
@@ -126,7 +141,6 @@ def _job_row(job: JobDiff, ctx: Context, path: str, *, compare: bool, links: boo
     return row, flagged
 
 
-
 def _job_cell(job: JobDiff, ctx: Context, path: str) -> str:
     j = job.head if job.head is not None else job.base or {}
     name = _md(job_label(j) if j else job.name)
@@ -141,7 +155,6 @@ def _job_cell(job: JobDiff, ctx: Context, path: str) -> str:
     return name
 
 
-
 def _legend(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
     """In words, what of the shown jobs only the run knows (new results only)."""
     seen: dict[str, str] = {}
@@ -151,7 +164,6 @@ def _legend(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
             seen.setdefault(words, job_label(job))
     # the words are ours; the references in them are code spans (see jobs.code)
     return [f"- **{_md(label)}**: {words}" for words, label in seen.items()]
-
 
 
 def workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool = False,
@@ -172,7 +184,7 @@ def workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool 
     stats = f"critical path{was} {_dur(cp)}"
     if compare and d.status == "changed":
         stats += f" ({_delta(d.delta('critical_path_s'))})"
-    stats += f", billable{was} {_dur(bill)}"
+    stats += f", runner time{was} {_dur(bill)}"
     if compare and d.status == "changed":
         stats += f" ({_delta(d.delta('billable_s'))})"
     out = [f"<details{' open' if open_ else ''}><summary>{title}: {stats}</summary>", ""]
@@ -196,7 +208,7 @@ def workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool 
         out.append("| *(no jobs)* | | | |" + (" |" if compare else ""))
     for members in folded:
         out += ["", f"<details><summary>{_html(group_label(members))}: "
-                    f"{_plural(len(members), 'instance')}</summary>", "", *header]
+                    f"{group_count(members)}</summary>", "", *header]
         for job in members:
             row, _warn = _job_row(job, ctx, d.path, compare=compare, links=detail > 1)
             out.append("| " + " | ".join(row) + " |")
@@ -206,10 +218,10 @@ def workflow_block(d: WorkflowDiff, ctx: Context, *, compare: bool, open_: bool 
         out += ["", *legend]
     if flagged:
         out.append("")
-        out.append("⚠️ the p90 runtime exceeds the job's `timeout-minutes` (default 360).")
+        out.append(timeout_footnote([j.head for j in d.jobs if j.head is not None
+                                     and over_timeout(j.head) is not None]))
     out += ["", "</details>"]
     return "\n".join(out) + "\n"
-
 
 
 def unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context, detail: int = 2) -> str:
@@ -226,7 +238,7 @@ def unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context, detail: int = 2
         wf = d.head or {}
         first = (
             f"**{_md(d.name)}** · critical path {_dur(_num(wf.get('critical_path_s')))}, "
-            f"billable {_dur(_num(wf.get('billable_s')))}"
+            f"runner time {_dur(_num(wf.get('billable_s')))}"
         )
         if not d.jobs:
             out.append(f"| {first} | *(no jobs)* | | | |")
@@ -244,7 +256,7 @@ def unchanged_block(diffs: Sequence[WorkflowDiff], ctx: Context, detail: int = 2
     out.append("")
     for d, members in folded:
         out += [f"<details><summary>{_html(d.name)} / {_html(group_label(members))}: "
-                f"{_plural(len(members), 'instance')}</summary>", "",
+                f"{group_count(members)}</summary>", "",
                 "| Job | Median | p10–p90 | History |", "|---|--:|--:|---|"]
         for job in members:
             row, _warn = _job_row(job, ctx, d.path, compare=False, links=detail > 1)
