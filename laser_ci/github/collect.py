@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 import click
 
 from laser_ci import __version__
+from laser_ci.report.progress import Progress
 
 T = TypeVar("T")
 
@@ -868,8 +869,11 @@ class Collector:
 
 
 # ---- the command ----------------------------------------------------------------------------
+_PROGRESS = Progress("collect")
+
+
 def _echo(msg: str) -> None:
-    click.echo(msg, err=True)
+    _PROGRESS.echo(msg)  # on a terminal, clears the ticking progress line first
 
 
 def _connect(token: str, api_url: str) -> Any:
@@ -999,8 +1003,9 @@ def collect(
             if store.recovered:
                 _echo(f"recovered {store.recovered} runs from an interrupted call")
             collector = Collector(gh, store, api, _echo)
-            for repo, full in resolved:
-                collector.run(repo, full, since_dt, max_runs)
+            for i, (repo, full) in enumerate(resolved, 1):
+                with _PROGRESS.stage(f"collecting {full}", i, len(resolved)):
+                    collector.run(repo, full, since_dt, max_runs)
             if len(store.repos) > 1:
                 names = sorted(store.repos)
                 _echo(f"note: {out} holds the runs of {len(names)} repositories "

@@ -5,5 +5,6 @@ pull-request comment and job summary the Action posts, rendered with ``diff`` (h
 base), ``tables``, ``assumptions``, ``cells``, ``context`` and ``limits``; ``jobs``: what both show of a job
 (labels without raw ``${{ }}``, what only the run knows in words, groups of a job's
 instances, workflows that only run when called under their callers); ``markdown`` and
-``plain``: untrusted text made safe for Markdown and for a terminal or CI log.
+``plain``: untrusted text made safe for Markdown and for a terminal or CI log; ``progress``:
+the stages of a long command on stderr.
 """

@@ -14,6 +14,7 @@ import click
 from laser_ci.predictors.base import Predictor
 from laser_ci.predictors.lm import SAMPLING
 from laser_ci.report import plain
+from laser_ci.report.progress import Progress
 from laser_ci.text.tokenize import LAYOUTS, WARM_ANCHORS
 from laser_ci.training.evaluate import describe, evaluate, json_safe, plot, render_table
 from laser_ci.training.examples import KINDS, DataError, load_examples
@@ -223,18 +224,20 @@ def eval_command(
     if folds is not None:
         if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
-        _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path, model_dir=model_dir,
-                only=only, history=history, no_cache=no_cache, write=write_cards,
-                reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
-                lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
-                lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
-                lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
-                lm_ship=lm_ship, lm_exact_last=lm_exact_last,
-                predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
-                lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
-                lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling,
-                lm_shrink=lm_shrink, lm_max_prompt_tokens=lm_max_prompt_tokens,
-                lm_warm_anchor=lm_warm_anchor or "median")
+        with Progress("eval").stage(f"cross-validating over {folds} folds"):
+            _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path,
+                    model_dir=model_dir,
+                    only=only, history=history, no_cache=no_cache, write=write_cards,
+                    reference=reference, jobs=jobs, lm_base=lm_base, lm_epochs=lm_epochs,
+                    lm_device=lm_device, lm_threads=lm_threads, lm_minutes=lm_minutes,
+                    lm_keep=lm_keep, lm_prompt_lines=lm_prompt_lines, lm_reuse=lm_reuse,
+                    lm_layout=lm_layout or "serial", lm_quantization=lm_quantization or "dynamic",
+                    lm_ship=lm_ship, lm_exact_last=lm_exact_last,
+                    predictions_path=predictions_path, lm_pairs=lm_pairs or 0,
+                    lm_calibrate_bands=lm_calibrate_bands, lm_samples=lm_samples,
+                    lm_warm_reference=lm_warm_reference, lm_sampling=lm_sampling,
+                    lm_shrink=lm_shrink, lm_max_prompt_tokens=lm_max_prompt_tokens,
+                    lm_warm_anchor=lm_warm_anchor or "median")
         return
 
     predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
@@ -256,11 +259,18 @@ def eval_command(
             "no predictors found; train them with `python benchmarks/baselines.py`"
         )
     kinds = KINDS if kind == "all" else (kind,)
-    examples = _reading_data(load_examples, data_dir, kinds=kinds, split=split,
-                             cache=not no_cache, history=history == "prior")
+    progress = Progress("eval")
+    with progress.stage(f"reading examples from {data_dir}"):
+        examples = _reading_data(load_examples, data_dir, kinds=kinds, split=split,
+                                 cache=not no_cache, history=history == "prior")
     if not examples:
         raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
-    report, preds = evaluate(predictors, examples, history)
+    report, preds = {}, {}
+    for i, (name, predictor) in enumerate(predictors.items(), 1):  # one stage per predictor
+        with progress.stage(f"scoring {name} on {len(examples):,} examples", i, len(predictors)):
+            one, one_preds = evaluate({name: predictor}, examples, history)
+        report = {**one, "predictors": {**report.get("predictors", {}), **one["predictors"]}}
+        preds.update(one_preds)
     report = {"split": split, "kind": kind, **report}
     if fmt == "json":
         click.echo(json.dumps(json_safe(report), indent=2, allow_nan=False))

@@ -64,6 +64,7 @@ from typing import Any
 import click
 import numpy as np
 
+from laser_ci.report.progress import Progress
 from laser_ci.text.numbers import DEFAULT_CODEC, NumberCodec
 from laser_ci.text.tokenize import DEFAULT_VOCAB_SIZE, EOS, PAD, SEP, PromptCodec
 from laser_ci.training.examples import reading_data
@@ -1331,8 +1332,9 @@ def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | N
         if data_dir is None or bundle or save_bundle or init:
             raise click.UsageError("--pretrain-only needs --data, and no --bundle, "
                                    "--save-bundle or --init")
-        log = reading_data(run_pretrain_only, data_dir, out_dir, cfg, device=device,
-                           corpus_split=corpus_split)
+        with Progress("train").stage("pretraining on the unlabeled corpus"):
+            log = reading_data(run_pretrain_only, data_dir, out_dir, cfg, device=device,
+                               corpus_split=corpus_split)
         if int(os.environ.get("RANK", "0")) == 0:
             click.echo(json.dumps({k: log.get(k) for k in ("parameters", "tokenizer", "pretrain",
                                                            "seconds")}, indent=2))
@@ -1342,12 +1344,14 @@ def train_command(data_dir: str | None, bundle: str | None, save_bundle: str | N
     if save_bundle:
         if data_dir is None:
             raise click.UsageError("--save-bundle needs --data")
-        prep = reading_data(prepare_data, data_dir, cfg, init)
+        with Progress("train").stage(f"preparing the data of {data_dir}"):
+            prep = reading_data(prepare_data, data_dir, cfg, init)
         write_bundle(prep, save_bundle)
         click.echo(json.dumps(prep.log, indent=2))
         return
-    log = reading_data(run_training, data_dir, out_dir, cfg, device=device, init=init,
-                       export=not no_export, bundle=bundle)
+    with Progress("train").stage(f"training on {data_dir or bundle}"):
+        log = reading_data(run_training, data_dir, out_dir, cfg, device=device, init=init,
+                           export=not no_export, bundle=bundle)
     if int(os.environ.get("RANK", "0")) == 0:  # one summary under torchrun / accelerate
         click.echo(json.dumps({k: log.get(k) for k in ("parameters", "data", "eval", "seconds")},
                               indent=2))
@@ -1367,6 +1371,7 @@ def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **
     cfg = _cfg_from(TrainConfig(epochs=3, lr=2e-4, patience=1, pretrain_steps=0, scale_aug=0.0,
                                 select_on="number_loss"), **kw)
     _check_out("--out", out_dir, folder=True)
-    log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
+    with Progress("finetune").stage(f"fine-tuning {base_dir} on {data_dir}"):
+        log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
     click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval_before", "eval")},
                           indent=2))
