@@ -43,15 +43,16 @@ def _importable(module: str) -> bool:
         return False
 
 
-def needs(command: click.Command, *modules: str) -> click.Command:
+def needs(command: click.Command, *modules: str, unless: str | None = None) -> click.Command:
     """``command`` checks that ``modules`` can be imported before it starts any work: without
-    them it stops at once (see :class:`_Main`), not after a minute of reading data."""
+    them it stops at once (see :class:`_Main`), not after a minute of reading data. Not
+    when its option ``unless`` is given (``train --save-bundle`` only prepares the data)."""
     callback = command.callback
     assert callback is not None
 
     @functools.wraps(callback)
     def run(*args: object, **kwargs: object) -> object:
-        for module in modules:
+        for module in () if unless and kwargs.get(unless) else modules:
             if not _importable(module):
                 raise ModuleNotFoundError(f"No module named {module!r}", name=module)
         return callback(*args, **kwargs)
@@ -97,4 +98,4 @@ main.add_command(collect)
 main.add_command(estimate)
 main.add_command(eval_command)
 main.add_command(needs(finetune_command, "torch", "transformers"))
-main.add_command(needs(train_command, "torch", "transformers"))
+main.add_command(needs(train_command, "torch", "transformers", unless="save_bundle"))

@@ -514,9 +514,11 @@ def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, A
               help="A folder written by `laser-ci collect` for this repository: each job's "
                    "earlier runs go into its prediction, and a matrix computed at run time "
                    "is shown as the instances of its latest runs.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Every assumption behind the costs in full (the table shows one line).")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
              visibility: str | None, runs_per_month: float | None,
-             self_hosted_rate: float, history_dir: str | None) -> None:
+             self_hosted_rate: float, history_dir: str | None, verbose: bool = False) -> None:
     """Predict each job's runtime in workflow files or folders (default .github/workflows;
     a repository root, such as ., means its .github/workflows)."""
     from laser_ci.report.render import render
@@ -533,10 +535,11 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
             raise
         click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
         sys.exit(2)
-    click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None)), nl=False)
-    if history is not None:
-        _warn_if_unused(history, history_dir or "", result)
+    # the errors first (on stderr), not after a table of hundreds of rows
     for err in result["errors"]:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
         click.echo(plain.line(f"error: {where}: {err['message']}"), err=True)
+    click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None), verbose), nl=False)
+    if history is not None:
+        _warn_if_unused(history, history_dir or "", result)
     sys.exit(1 if result["errors"] else 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 
 import pytest
@@ -27,9 +28,9 @@ def test_train_without_its_extra_is_one_line_and_exit_2(
     with CliRunner().isolated_filesystem():
         result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
-    lines = result.output.splitlines()
-    assert lines == [f"laser-ci: error: `laser-ci {args[0]}` needs {module}, which is not "
-                     "installed: pip install 'laser-ci[train]'"]
+    (line,) = result.output.splitlines()
+    assert re.fullmatch(rf"laser-ci: error: `laser-ci {args[0]}` needs (torch|transformers), "
+                        r"which is not installed: pip install 'laser-ci\[train\]'", line), line
     assert "Traceback" not in result.output
 
 

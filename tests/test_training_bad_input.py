@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import has_train_extra
 from gha_mini import MINI
 
 from laser_ci.cli import main
@@ -65,6 +66,7 @@ def _truncated_gz(tmp_path: Path) -> Path:
     return d
 
 
+@pytest.mark.train_extra
 @pytest.mark.parametrize("case", ["empty", "truncated"])
 @pytest.mark.parametrize("command", ["train", "finetune"])
 def test_train_and_finetune_on_unreadable_data_is_one_line(tmp_path: Path, case: str,
@@ -84,6 +86,7 @@ def test_train_and_finetune_on_unreadable_data_is_one_line(tmp_path: Path, case:
     _one_error_line(r, "laser-ci: error:", *expect)
 
 
+@pytest.mark.train_extra
 def test_train_bundle_that_is_not_a_bundle_is_one_line(tmp_path: Path) -> None:
     for name, content in (("rows.npz", (MINI / "runs.jsonl").read_bytes()),
                           ("empty.npz", b"")):
@@ -115,7 +118,7 @@ def test_a_runs_row_with_a_field_of_the_wrong_type_is_one_line(
     rows = _mini_rows()
     rows[2][field] = value  # line 3
     data = _folder(tmp_path, rows)
-    for folds in ([], ["--folds", "3"]):
+    for folds in ([], ["--folds", "3"])[: 2 if has_train_extra() else 1]:  # --folds trains
         r = _invoke("eval", str(data), "--no-cache", "--predictor", "median",
                     *(folds or ["--split", "all"]))
         _one_error_line(r, "laser-ci: error:", f"{data / 'runs.jsonl'}:3:", reason)
@@ -183,6 +186,7 @@ def test_eval_output_in_a_folder_that_is_not_there_is_one_line(
 # --- eval --folds: too few repositories -------------------------------------------------------
 
 
+@pytest.mark.train_extra
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_folds_with_a_fold_left_nothing_to_train_on_is_one_line(tmp_path: Path, jobs: str) -> None:
     """One repository (or two in a held-out fold and its val fold): some fold's training
@@ -196,6 +200,7 @@ def test_folds_with_a_fold_left_nothing_to_train_on_is_one_line(tmp_path: Path, 
 # --- train: nothing to learn from -------------------------------------------------------------
 
 
+@pytest.mark.train_extra
 def test_train_without_a_labeled_training_example_fails(tmp_path: Path) -> None:
     """Every run untimed (run_time_s 0): no model is trained, so none is written and the
     exit is not 0 (it wrote an untrained model and exited 0)."""
@@ -235,7 +240,9 @@ def test_a_bad_option_value_is_a_usage_error(tmp_path: Path, command: str, optio
 # --- train / finetune: where the model goes ---------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["train-out", "finetune-out", "save-bundle"])
+@pytest.mark.parametrize("case", [pytest.param("train-out", marks=pytest.mark.train_extra),
+                                  pytest.param("finetune-out", marks=pytest.mark.train_extra),
+                                  "save-bundle"])
 def test_an_output_path_that_cannot_be_made_is_one_line(tmp_path: Path, case: str) -> None:
     """Under a file, or (--save-bundle) in a folder that is not there: said before the data
     are read, not a traceback (after the data were prepared, for --save-bundle)."""

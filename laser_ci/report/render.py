@@ -166,7 +166,30 @@ def _group_cells(group: Group) -> tuple[str, str, str, str, str]:
             group.cost_words(lambda x: f"${x:,.3f}"))
 
 
-def render_table(result: dict[str, Any]) -> str:
+def _billed(wf: Mapping[str, Any]) -> str:
+    """`` · N billed minutes``: what GitHub bills, each job rounded up to a whole minute
+    (the runner time above is the summed runtime), when the costing counted them."""
+    cost = wf.get("cost") if isinstance(wf.get("cost"), Mapping) else {}
+    n = cost.get("billable_minutes")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return ""
+    return f" · {n:,} billed minute{'' if n == 1 else 's'}"
+
+
+def _assumption_lines(assumptions: Sequence[str], verbose: bool) -> list[str]:
+    """One short line (the first assumption's first sentence, and how many more there are);
+    every one of them with ``verbose`` (``--verbose``; ``--format json`` has them too)."""
+    if verbose:
+        return ["assumptions:", *(f"  - {a}" for a in assumptions)]
+    first = str(assumptions[0]).split(". ")[0].split(" (")[0].rstrip(".")
+    if len(first) > 90:
+        first = first[:89].rstrip() + "…"
+    more = len(assumptions) - 1
+    rest = f" (+{more} more: --verbose)" if more else " (--verbose)"
+    return [f"assumptions: {first}{rest}"]
+
+
+def render_table(result: dict[str, Any], verbose: bool = False) -> str:
     lines: list[str] = []
     workflows = visible_workflows(result)
     for wf in workflows:
@@ -192,14 +215,14 @@ def render_table(result: dict[str, Any]) -> str:
         lines.extend(_advice_lines(wf["jobs"]))
         cycle = " (its `needs` form a cycle)" if wf.get("critical_path_s") is None else ""
         total = (f"  critical path {format_duration(wf['critical_path_s'])}{cycle}"
-                 f" · billable {format_duration(wf['billable_s'])}")
-        lines.append(total + _cost_total(wf))
+                 f" · runner time {format_duration(wf['billable_s'])}")
+        lines.append(total + _billed(wf) + _cost_total(wf))
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")
         lines.append("")
     if result.get("assumptions") and workflows:
-        lines.append("assumptions: " + " ".join(result["assumptions"]))
+        lines.extend(_assumption_lines(result["assumptions"], verbose))
     lines.append(f"predictor: {result['predictor']}")
     return "\n".join(_line(x) for x in lines) + "\n"
 
@@ -218,7 +241,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})")
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
-                   f"billable **{format_duration(wf['billable_s'])}**.")
+                   f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}.")
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")
@@ -275,7 +298,8 @@ def render_markdown(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(result: dict[str, Any], fmt: str, encoding: str | None = None) -> str:
+def render(result: dict[str, Any], fmt: str, encoding: str | None = None,
+           verbose: bool = False) -> str:
     """``result`` as ``fmt`` text. JSON that ``encoding`` (the output's) cannot write as
     it is has its other characters as ``\\uXXXX`` escapes: the same JSON value."""
     if fmt == "json":
@@ -283,4 +307,4 @@ def render(result: dict[str, Any], fmt: str, encoding: str | None = None) -> str
         return text if _encodes(text, encoding) else json.dumps(result, indent=2) + "\n"
     if fmt == "markdown":
         return render_markdown(result)
-    return render_table(result)
+    return render_table(result, verbose)
