@@ -46,7 +46,8 @@ def test_eval_shows_its_stages_on_stderr(monkeypatch: pytest.MonkeyPatch) -> Non
                                        "--format", "json"])
     assert result.exit_code == 0, result.output
     err = result.stderr.splitlines()
-    assert err[0] == f"laser-ci eval: reading examples from {MINI}…"
+    assert err[0] == "laser-ci eval: loading the predictors…"
+    assert f"laser-ci eval: reading examples from {MINI}…" in err
     assert any(line.startswith("laser-ci eval: [1/1] scoring median on ") for line in err)
     assert err[-1].startswith("laser-ci eval: [1/1] scoring median") and " done in " in err[-1]
     assert "median" in json.loads(result.stdout)["predictors"]  # stdout is the report alone

@@ -240,7 +240,9 @@ def eval_command(
                     lm_warm_anchor=lm_warm_anchor or "median")
         return
 
-    predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
+    progress = Progress("eval")
+    with progress.stage("loading the predictors"):
+        predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
     if only:
         missing = [n for n in only if n not in predictors]
         if missing:
@@ -259,7 +261,6 @@ def eval_command(
             "no predictors found; train them with `python benchmarks/baselines.py`"
         )
     kinds = KINDS if kind == "all" else (kind,)
-    progress = Progress("eval")
     with progress.stage(f"reading examples from {data_dir}"):
         examples = _reading_data(load_examples, data_dir, kinds=kinds, split=split,
                                  cache=not no_cache, history=history == "prior")
