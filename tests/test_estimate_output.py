@@ -67,3 +67,8 @@ def test_runner_time_and_billed_minutes_are_named_apart(
     billed = full["workflows"][0]["cost"]["billable_minutes"]
     assert " · runner time " in total and f" · {billed} billed minute" in total
     assert "billable" not in table
+
+
+def test_markdown_lists_the_unreadable_files_first(tmp_path: Path, fake_predictor: object) -> None:
+    md = CliRunner().invoke(main, ["estimate", str(_repo(tmp_path)), "--format", "markdown"])
+    assert md.stdout.index("**Files that could not be read**") < md.stdout.index("| job |")

@@ -236,6 +236,13 @@ def _md_row(job: Mapping[str, Any]) -> str:
 
 def render_markdown(result: dict[str, Any]) -> str:
     out: list[str] = []
+    if result["errors"]:  # first, not under every workflow's table
+        out.append("**Files that could not be read**")
+        out.append("")
+        for err in result["errors"]:
+            where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
+            out.append(f"- {_code(where)}: {_prose(err['message'])}")
+        out.append("")
     workflows = visible_workflows(result)
     for wf in workflows:
         out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})")
@@ -280,13 +287,6 @@ def render_markdown(result: dict[str, Any]) -> str:
             out.append("")
             out.append("</details>")
             out.append("")
-    if result["errors"]:
-        out.append("**Files that could not be read**")
-        out.append("")
-        for err in result["errors"]:
-            where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
-            out.append(f"- {_code(where)}: {_prose(err['message'])}")
-        out.append("")
     if result.get("assumptions") and workflows:
         out.append("<details><summary>Assumptions behind the costs</summary>")
         out.append("")
