@@ -105,3 +105,31 @@ def test_the_timeout_footnote_names_the_timeout_the_job_has() -> None:
     assert "GitHub's default timeout (360 minutes; the job sets no" in timeout_footnote([none])
     assert "(GitHub's default of 360 where it sets none)" in timeout_footnote([own, none])
     assert "default 360" not in timeout_footnote([own])
+
+
+def _advised(name: str, p50: float, definition: str, kind: str, suggested: dict[str, Any],
+             message: str, **extra: Any) -> dict[str, Any]:
+    return _job(name, p50, definition, advice=[{"kind": kind, "message": message,
+                                                "suggested": suggested}], **extra)
+
+
+def test_worth_doing_puts_the_jobs_the_pr_touches_first_and_says_at_most_three() -> None:
+    timeout = "No `timeout-minutes`: a hung run holds the runner. Suggest it."
+    old = [_advised(f"old{i}", 600, f"o{i}", "timeout", {"timeout-minutes": 20}, timeout)
+           for i in range(3)]
+    new = _advised("bench", 300, "n", "runner", {"runs-on": "ubuntu-24.04-arm"},
+                   "Arm is 37% cheaper for this job. More words.")
+    own = _advised("e2e", 900, "e-new", "timeout", {"timeout-minutes": 25},
+                   "`timeout-minutes: 10` is below the predicted p90. Suggest 25.",
+                   timeout_minutes=10)
+    base = _result(*old, _job("e2e", 900, "e-old", timeout_minutes=10))
+    head = _result(*old, new, own)
+    text = render_pr_comment(head, base, [PATH])
+    todo = [line[3:] for line in text.splitlines() if line[:3] in ("1. ", "2. ", "3. ", "4. ")]
+    assert len(todo) == 3
+    # touched first (e2e edited, bench new), timeouts before runners, then the rest
+    assert todo[0] == ("Set `timeout-minutes: 25` on **CI / e2e**: `timeout-minutes: 10` is "
+                       "below the predicted p90.")
+    assert todo[1] == ("Set `runs-on: ubuntu-24.04-arm` on **CI / bench** (new in this PR): "
+                       "Arm is 37% cheaper for this job.")
+    assert todo[2].startswith("Add `timeout-minutes: 20` to **CI / old")
