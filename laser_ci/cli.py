@@ -31,6 +31,7 @@ def main() -> None:
 from laser_ci.estimate import estimate  # noqa: E402
 from laser_ci.github.action import action_command  # noqa: E402
 from laser_ci.github.collect import collect  # noqa: E402
+from laser_ci.measure.command import measure_command  # noqa: E402
 from laser_ci.training.eval_command import eval_command  # noqa: E402
 from laser_ci.training.train import finetune_command, train_command  # noqa: E402
 
@@ -39,4 +40,5 @@ main.add_command(collect)
 main.add_command(estimate)
 main.add_command(eval_command)
 main.add_command(finetune_command)
+main.add_command(measure_command)
 main.add_command(train_command)
