@@ -178,6 +178,7 @@ function summarize(samples, intervalS, cpuCount, platform) {
     memory_baseline_bytes: mem.length ? mem[0] : null,
     memory_peak_bytes: mem.length ? Math.max(...mem) : null,
     memory_total_bytes: withMem ? withMem.mem[1] : null,
+    disk_used_baseline_bytes: used.length ? used[0] : null,
     disk_used_peak_bytes: used.length ? Math.max(...used) : null,
     disk_free_min_bytes: free.length ? Math.min(...free) : null,
     disk_total_bytes: withFs ? withFs.fs[2] : null,

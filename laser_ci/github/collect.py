@@ -9,7 +9,8 @@ the shared ``gha-runs`` data set, so ``eval`` and the training code read it as i
                           created_at (when the run was created), event,
                           branch, conclusion, attempts, run_time_s, files {path: blob id},
                           repo_profile, and jobs [{name, run_time_s, conclusion,
-                          runner_labels, runner_name, started_at, completed_at}]
+                          runner_labels, runner_name, started_at, completed_at,
+                          usage (when the measure step kept a record: docs/sizing.md)}]
     OUT/blobs.jsonl.gz    {"id", "text"}; id = first 24 hex digits of sha256(text)
     OUT/corpus.jsonl.gz   {"repo", "path", "blob"}: each distinct file version seen
     OUT/.laser-ci-collect/  state.json and the staging files of a run in progress
@@ -412,6 +413,8 @@ class Collector(FileReader):
             }
             for j in jobs
         ]
+        for i, rec in self.usage_of(repo, full, run_id, jobs).items():
+            job_rows[i]["usage"] = rec  # what the measure step measured (laser_ci.measure)
         head = raw.get("head_commit") or {}
         stamp = parse_time(head.get("timestamp")) if isinstance(head, dict) else None
         row = {
@@ -431,6 +434,20 @@ class Collector(FileReader):
             "jobs": job_rows,
         }
         return row, texts
+
+    def usage_of(self, repo: Any, full: str, run_id: int,
+                 jobs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        """Per index of ``jobs``, the usage record the measure step kept for that job run
+        (:mod:`laser_ci.github.usage_records`); none when the run's artifacts cannot be read."""
+        from laser_ci.github.usage_records import run_usage
+
+        try:
+            return self.api.call(lambda: run_usage(repo.requester, repo.url, run_id, jobs),
+                                 f"usage records of run {run_id}")
+        except GitHubError as e:
+            if e.status in (403, 404, 410):
+                return {}
+            raise
 
     def list_all(self, make: Callable[[], Any], what: str) -> list[dict[str, Any]]:
         plist = make()

@@ -9,7 +9,8 @@ and the Action's history fetch (:func:`parse_record` keeps what is well formed).
     cpu_cores_mean, cpu_cores_p95        cores busy on the whole machine, per interval
     memory_baseline_bytes                used at the start (total - available)
     memory_peak_bytes, memory_total_bytes
-    disk_used_peak_bytes, disk_free_min_bytes, disk_total_bytes   the file system measured
+    disk_used_baseline_bytes, disk_used_peak_bytes, disk_free_min_bytes, disk_total_bytes
+                                         the file system measured
     disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes  over the run
     sampler_cpu_cores                    the sampler's own CPU time / wall time
     missing                              the keys this OS could not measure (their value: null)
@@ -32,7 +33,8 @@ NUMBERS = (
     "interval_s", "samples", "duration_s", "cpu_count",
     "cpu_cores_mean", "cpu_cores_p95",
     "memory_baseline_bytes", "memory_peak_bytes", "memory_total_bytes",
-    "disk_used_peak_bytes", "disk_free_min_bytes", "disk_total_bytes",
+    "disk_used_baseline_bytes", "disk_used_peak_bytes", "disk_free_min_bytes",
+    "disk_total_bytes",
     "disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes",
     "sampler_cpu_cores", "command_cpu_cores", "command_rss_peak_bytes",
     "run_id", "run_attempt", "exit_code",

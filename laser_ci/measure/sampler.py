@@ -233,6 +233,7 @@ def summarize(samples: list[Sample], interval_s: float) -> dict[str, Any]:
         "memory_baseline_bytes": mem[0] if mem else None,
         "memory_peak_bytes": max(mem) if mem else None,
         "memory_total_bytes": next((s.mem_total for s in samples if s.mem_total), None),
+        "disk_used_baseline_bytes": used[0] if used else None,
         "disk_used_peak_bytes": max(used) if used else None,
         "disk_free_min_bytes": min(free) if free else None,
         "disk_total_bytes": next((s.disk_total for s in samples if s.disk_total), None),
