@@ -517,16 +517,20 @@ def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
     jobs = dict(history.jobs)
     workflows = dict(history.workflows)
     runs = dict(history.runs)
+    usage = dict(history.usage)
     for old, new in renamed.items():
         for (path, name), past in history.jobs.items():
             if path == old:
                 jobs[(new, name)] = past
+        for (path, name), recs in history.usage.items():
+            if path == old:
+                usage[(new, name)] = recs
         if old in history.workflows:
             workflows[new] = history.workflows[old]
         if old in history.runs:
             runs[new] = history.runs[old]
     return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source, runs=runs,
-                        repo=history.repo)
+                        repo=history.repo, usage=usage)
 
 
 def _sizing(settings: Settings) -> Any:

@@ -92,11 +92,13 @@ def match_records(jobs: Sequence[dict[str, Any]], records: Sequence[dict[str, An
     """Per index of ``jobs`` (the API's or collect's job dicts), the record that measured it:
     same runner name, same attempt when both say, and the record began between the job's
     start (less :data:`SLACK_S`) and its end. A record matching two jobs (a self-hosted
-    runner's jobs back to back) goes to the one whose start is nearest; each job gets one."""
+    runner's jobs back to back, a fake's shared runner name) goes to the one named after the
+    record's ``job`` (``GITHUB_JOB``: the display name is it, or starts with it and a
+    matrix), else to the one whose start is nearest; each job gets one."""
     out: dict[int, dict[str, Any]] = {}
     for rec in records:
         start = _time(rec.get("started_at"))
-        best: tuple[float, int] | None = None
+        best: tuple[float, float, int] | None = None
         for i, job in enumerate(jobs):
             if i in out or not rec.get("runner_name") \
                     or job.get("runner_name") != rec.get("runner_name"):
@@ -107,11 +109,13 @@ def match_records(jobs: Sequence[dict[str, Any]], records: Sequence[dict[str, An
             j0, j1 = _time(job.get("started_at")), _time(job.get("completed_at"))
             if start is None or j0 is None or not (j0 - SLACK_S <= start <= (j1 or j0) + 1):
                 continue
-            gap = abs(start - j0)
-            if best is None or gap < best[0]:
-                best = (gap, i)
+            name, job_id = str(job.get("name") or ""), str(rec.get("job") or "")
+            named = bool(job_id) and (name == job_id or name.startswith(job_id + " "))
+            key = (0.0 if named else 1.0, abs(start - j0), i)
+            if best is None or key < best:
+                best = key
         if best is not None:
-            out[best[1]] = rec
+            out[best[2]] = rec
     return out
 
 
