@@ -6,19 +6,36 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from fakegithub import FakeGitHub
 from test_action import (
+    BASE_SHA,
+    BASE_TREE,
     EVENT,
+    HEAD_SHA,
+    HEAD_TREE,
+    NUMBER,
     REPO,
     WF,
     _add_history,
     _env,
     _invoke,
     _outputs,
-    github,  # noqa: F401 - the fixture
 )
 from test_usage import GB, record, zipped
 
 from laser_ci.report.comment import MARKER
+
+
+@pytest.fixture
+def github():
+    """The PR of tests/test_action.py: base and head commits, pull request 7."""
+    with FakeGitHub() as gh:
+        gh.add_repo(REPO)
+        gh.add_commit(REPO, BASE_TREE, sha=BASE_SHA, branch="main")
+        gh.add_commit(REPO, HEAD_TREE, sha=HEAD_SHA)
+        gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=BASE_SHA)
+        yield gh
 
 
 def _private_event(tmp_path: Path) -> dict:
@@ -76,10 +93,12 @@ def test_measured_usage_of_earlier_runs_becomes_advice_in_the_pr_comment(
     near = [a for a in jobs["test (3.12)"]["advice"] if a["kind"] == "usage"]
     assert len(near) == 1 and "near the machine's memory" in near[0]["message"]
 
-    body = github.comments(REPO, 7)[0]["body"]
+    body = github.comments(REPO, NUMBER)[0]["body"]
     assert body.startswith(MARKER)
     assert "fits `ubuntu-slim` (1 vCPU, 5 GB)" in body
     assert "memory peaks at 7.8 GB of 8.0 GB" in body
+    assert "Usage: **2 of 7 jobs measured** (CPU, memory and disk of their earlier runs): " \
+        "1 near its runner's memory, 1 fits a cheaper runner (see the advice)" in body
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "fits `ubuntu-slim`" in summary
 
@@ -88,7 +107,7 @@ def test_measured_usage_of_earlier_runs_becomes_advice_in_the_pr_comment(
     again = _invoke(_env(tmp_path, github, _private_event(tmp_path)), monkeypatch)
     assert again.exit_code == 0
     assert github.requests_to(r"/artifacts") == [] and github.requests_to(r"_artifact_blobs") == []
-    assert github.comments(REPO, 7)[0]["body"] == body
+    assert github.comments(REPO, NUMBER)[0]["body"] == body
 
 
 def test_artifacts_unreadable_keep_the_history_and_todays_advice(tmp_path, github, monkeypatch):

@@ -146,7 +146,8 @@ def usage_advice(summary: Mapping[str, Any], runner: Runner, runtime: Runtime, *
         bigger = _bigger(runner, mem, visibility, runtime)  # type: ignore[arg-type]
         text = (f"memory peaks at {_gb(mem)} of {_gb(total)} ({of}): near the machine's "  # type: ignore[arg-type]
                 "memory, one dependency away from being killed")
-        suggested: dict[str, Any] = {"memory_peak_bytes": mem, "memory_total_bytes": total}
+        suggested: dict[str, Any] = {"rule": "near-memory", "memory_peak_bytes": mem,
+                                     "memory_total_bytes": total}
         if bigger is not None:
             extra = _cost(runtime, bigger, visibility) - _cost(runtime, runner, visibility)
             words, money = _monthly(extra, monthly)
@@ -163,7 +164,8 @@ def usage_advice(summary: Mapping[str, Any], runner: Runner, runtime: Runtime, *
                           f"{_gb(disk_total)} free during a run (lowest over {n} measured runs)"
                           "; free space early in the job (remove unused toolchains) or use a "
                           "runner with a larger disk.",
-                          {"disk_free_min_bytes": free_min, "disk_total_bytes": disk_total},
+                          {"rule": "disk-full", "disk_free_min_bytes": free_min,
+                           "disk_total_bytes": disk_total},
                           (basis,)))
     if near or out or mem is None or cores is None:
         return out
@@ -175,8 +177,8 @@ def usage_advice(summary: Mapping[str, Any], runner: Runner, runtime: Runtime, *
             "usage",
             f"measured: peaks at {_gb(mem)} and {cores:.1f} cores ({of}): fits "
             f"`{smaller.label}` ({smaller.cores} vCPU, {smaller.ram_gb:g} GB), saving {words}.",
-            {"runs-on": smaller.label, "memory_peak_bytes": mem, "cpu_cores_p95": cores,
-             **money},
+            {"rule": "fits-smaller", "runs-on": smaller.label, "memory_peak_bytes": mem,
+             "cpu_cores_p95": cores, **money},
             (basis, "assumes the job takes as long there: at its p95 it used fewer cores "
                     "than the smaller runner has", f"prices per minute from the catalog "
                     f"({runner.sku} -> {smaller.sku})")))
@@ -228,3 +230,25 @@ def with_usage(advice: Sequence[Advice], summary: Mapping[str, Any]) -> list[Adv
         return list(advice)
     return [replace(a, assumptions=(*a.assumptions, NOT_MEASURED))
             if a.kind in ("runner", "slim") else a for a in advice]
+
+
+def usage_line(jobs: Sequence[Mapping[str, Any]]) -> str:
+    """One line for the report over the jobs of an estimate (their JSON): how many are
+    measured and what the measurements say; empty when none is measured."""
+    measured = [j for j in jobs if isinstance(j.get("usage"), Mapping)
+                and j["usage"].get("measured_runs")]
+    if not measured:
+        return ""
+    rules: dict[str, int] = {}
+    for job in measured:
+        for a in job.get("advice") or ():
+            rule = a.get("suggested", {}).get("rule") if isinstance(a, Mapping) else None
+            if a.get("kind") == "usage" and isinstance(rule, str):
+                rules[rule] = rules.get(rule, 0) + 1
+    words = {"near-memory": "near its runner's memory", "disk-full": "with its disk nearly full",
+             "fits-smaller": "fits a cheaper runner"}
+    said = [f"{n} {words[r]}" for r, n in rules.items() if r in words]
+    n = len(jobs)
+    return (f"Usage: **{len(measured)} of {n} job{'s' if n != 1 else ''} measured** (CPU, "
+            "memory and disk of their earlier runs)" + (": " + ", ".join(said) + " (see the "
+                                                        "advice)" if said else ""))
