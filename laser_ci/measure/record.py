@@ -15,8 +15,8 @@ and the Action's history fetch (:func:`parse_record` keeps what is well formed).
     sampler_cpu_cores                    the sampler's own CPU time / wall time
     missing                              the keys this OS could not measure (their value: null)
 
-``laser-ci measure`` adds ``command``, ``exit_code``, ``command_cpu_cores`` (the command's
-own CPU time, its process tree, over its wall time) and ``command_rss_peak_bytes`` (the
+``laser-ci measure`` adds ``command``, ``exit_code``, ``command_cpu_s`` (the CPU time of the
+command's process tree), ``command_cpu_cores`` (that over its wall time) and ``command_rss_peak_bytes`` (the
 largest resident set of one of its processes). The Action adds ``job``, ``run_id``,
 ``run_attempt``, ``runner_name`` and ``runner_os``.
 """
@@ -36,7 +36,7 @@ NUMBERS = (
     "disk_used_baseline_bytes", "disk_used_peak_bytes", "disk_free_min_bytes",
     "disk_total_bytes",
     "disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes",
-    "sampler_cpu_cores", "command_cpu_cores", "command_rss_peak_bytes",
+    "sampler_cpu_cores", "command_cpu_s", "command_cpu_cores", "command_rss_peak_bytes",
     "run_id", "run_attempt", "exit_code",
 )
 TEXTS = ("kind", "os", "started_at", "ended_at", "job", "runner_name", "runner_os")
@@ -108,7 +108,8 @@ def table(rec: dict[str, Any]) -> str:
                           f"{rec.get('cpu_count', '?')} cores"),
     ]
     if "command_cpu_cores" in rec:
-        rows.append(("CPU (command)", f"{_cores(rec.get('command_cpu_cores'))} cores"))
+        rows.append(("CPU (command)", f"{_cores(rec.get('command_cpu_cores'))} cores "
+                                      f"({rec.get('command_cpu_s', 0):.2f} s of CPU)"))
     rows.append(("memory", f"peak {_bytes(peak)}, baseline {_bytes(base)}, "
                            f"peak above baseline "
                            f"{_bytes(None if peak is None or base is None else peak - base)}, "
