@@ -111,7 +111,8 @@ def test_a_small_job_fits_ubuntu_slim_and_saves_money() -> None:
     assert a.kind == "usage" and a.suggested["runs-on"] == "ubuntu-slim"
     # 3 billable minutes a run x ($0.006 - $0.002) x 300 runs = $3.60 a month
     assert a.suggested["usd_per_month"] == pytest.approx(3.6)
-    assert "fits `ubuntu-slim`" in a.message and "$3.60 a month" in a.message
+    assert a.message.endswith("fits `ubuntu-slim` (1 vCPU, 5 GB), saving about $3.60 a month "
+                              "(300 runs a month).")
     # with Docker the container runner is out: the next cheapest is the runner it has
     assert usage_advice(s, runner, RT, visibility="private", docker=True) == []
     # free in a public repository: nothing to save
@@ -127,6 +128,8 @@ def test_near_the_memory_limit_warns_and_names_a_larger_runner() -> None:
     [a] = usage_advice(s, runner, RT, visibility="private", monthly=MonthlyRuns(100.0, "x"))
     assert "near the machine's memory" in a.message and "7.8 GB of 8.0 GB" in a.message
     assert a.suggested["runs-on"] != "ubuntu-latest" and a.suggested["usd_per_month"] > 0
+    assert a.message.endswith(" GB) holds it, for about "
+                              f"${a.suggested['usd_per_month']:.2f} a month more (100 runs a month).")
 
 
 def test_disk_nearly_full_warns() -> None:

@@ -76,8 +76,10 @@ def usage_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         xs = [float(r[key]) for r in recs if isinstance(r.get(key), (int, float))]
         if xs:
             p50, p90 = percentile(xs, 0.5), percentile(xs, 0.9)
-            nd = 3 if key.startswith(("cpu", "sampler")) else 0
-            out[key] = {"p50": round(p50, nd), "p90": round(p90, nd)}  # type: ignore[arg-type]
+            if key.startswith(("cpu", "sampler")) or key == "duration_s":
+                out[key] = {"p50": round(p50, 3), "p90": round(p90, 3)}  # type: ignore[arg-type]
+            else:  # bytes: whole numbers
+                out[key] = {"p50": round(p50), "p90": round(p90)}  # type: ignore[arg-type]
             if key == "disk_free_min_bytes":
                 out[key]["min"] = round(min(xs))
     return out
@@ -121,7 +123,8 @@ def _monthly(delta_per_run: float, monthly: MonthlyRuns | None) -> tuple[str, di
     """Words and JSON for a per-run cost difference: a month's when runs per month are known."""
     if monthly is not None and monthly.runs > 0:
         usd = delta_per_run * monthly.runs
-        return (f"about ${abs(usd):.2f} a month at {monthly.runs:g} runs", {
+        runs = f"{monthly.runs:.0f}" if monthly.runs >= 10 else f"{monthly.runs:.1f}"
+        return (f"about ${abs(usd):.2f} a month ({runs} runs a month)", {
             "usd_per_month": round(usd, 2), "runs_per_month": monthly.runs,
             "runs_per_month_basis": monthly.basis})
     return (f"${abs(delta_per_run):.4f} a run", {"usd_per_run": round(delta_per_run, 4)})
@@ -152,7 +155,8 @@ def usage_advice(summary: Mapping[str, Any], runner: Runner, runtime: Runtime, *
             extra = _cost(runtime, bigger, visibility) - _cost(runtime, runner, visibility)
             words, money = _monthly(extra, monthly)
             text += (f"; `{bigger.label}` ({bigger.cores} vCPU, {bigger.ram_gb:g} GB) holds it"
-                     + (f", {words} more" if extra > 0 else ""))
+                     + (f", for {words.replace(' a month', ' a month more', 1)}"
+                        if extra > 0 else ""))
             suggested.update({"runs-on": bigger.label, **money})
         out.append(Advice("usage", text + ".", suggested, (basis,)))
     free_min = summary.get("disk_free_min_bytes", {}).get("min") \
