@@ -6,6 +6,15 @@ const os = require('os');
 const path = require('path');
 const lib = require('./lib');
 
+// The sampler needs no token: it gets the few variables a process needs, nothing else.
+function minimalEnv(env) {
+  const out = {};
+  for (const k of ['PATH', 'Path', 'SystemRoot', 'SYSTEMROOT', 'TEMP', 'TMP', 'TMPDIR', 'HOME']) {
+    if (env[k] !== undefined) out[k] = env[k];
+  }
+  return out;
+}
+
 function main(env) {
   const interval = Math.min(60, Math.max(0.2, Number(lib.input(env, 'interval', '1')) || 1));
   const diskPath = lib.input(env, 'disk-path', env.GITHUB_WORKSPACE || process.cwd());
@@ -19,7 +28,7 @@ function main(env) {
   base.src = 'main';
   fs.writeFileSync(samples, `${JSON.stringify(base)}\n`);
   const child = spawn(process.execPath, [path.join(__dirname, 'sampler.js'), samples,
-    String(interval), root, diskPath, stop], { detached: true, stdio: 'ignore', env: {} });
+    String(interval), root, diskPath, stop], { detached: true, stdio: 'ignore', env: minimalEnv(env) });
   child.unref();
   const state = { pid: child.pid, samples, stop, interval, root, diskPath,
     started_at: new Date(base.t * 1000).toISOString(), t0: base.t };

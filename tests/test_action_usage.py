@@ -81,6 +81,7 @@ def test_measured_usage_of_earlier_runs_becomes_advice_in_the_pr_comment(
     assert len(github.requests_to(r"^/_artifact_blobs/")) == 6
 
     data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
+    assert data["history"]["measured_jobs"] == 2  # build, test (3.12)
     jobs = {j["name"]: j for w in data["workflows"] for j in w["jobs"]}
     build = jobs["build"]["usage"]
     assert build["measured_runs"] == 3

@@ -502,6 +502,7 @@ def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str]
         return None, dict(info, notes=[f"history unavailable ({describe(exc)}): cold-start "
                                        "predictions"])
     info["workflows"] = len(history.workflows)
+    info["measured_jobs"] = len(history.usage)  # jobs with usage records (docs/sizing.md)
     info["notes"] = notes
     if notes:
         click.echo("laser-ci: " + "; ".join(notes))
