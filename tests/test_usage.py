@@ -184,3 +184,22 @@ def test_collect_stores_each_jobs_usage_record(tmp_path, monkeypatch) -> None:
 
         index = load_history(tmp_path)
         assert [r["memory_peak_bytes"] for r in index.usage[(CI, "test")]] == [1.9 * GB]
+
+
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="needs node")
+def test_the_measure_steps_zip_reads_back(tmp_path) -> None:
+    """The zip the measure step uploads (measure/lib.js zipStored) is the one the readers
+    open (record_from_zip)."""
+    import subprocess
+    from pathlib import Path
+
+    lib = Path(__file__).resolve().parent.parent / "measure" / "lib.js"
+    script = ("const lib = require(process.argv[1]);"
+              "process.stdout.write(lib.zipStored([['usage.json', Buffer.from(process.argv[2])]])"
+              ".toString('base64'));")
+    out = subprocess.run(["node", "-e", script, str(lib), json.dumps(record())],
+                         capture_output=True, text=True, check=True, timeout=60)
+    import base64
+
+    rec = record_from_zip(base64.b64decode(out.stdout))
+    assert rec is not None and rec["memory_peak_bytes"] == 1.9 * GB
