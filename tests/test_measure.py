@@ -112,6 +112,7 @@ def test_measure_a_command_that_holds_400_mb_and_one_core() -> None:
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout)
     assert abs(rec["command_rss_peak_bytes"] - MB400) < 0.1 * MB400
+    assert abs(rec["command_memory_peak_bytes"] - MB400) < 0.1 * MB400  # sampled, summed
     assert rec["memory_peak_bytes"] >= rec["memory_baseline_bytes"] > 0
     assert 2.9 < rec["command_cpu_s"] < 4.5  # 3 s busy, plus Python's start and the 400 MB
     assert 0 < rec["command_cpu_cores"] <= 1.1  # one core at most (less when others run)
@@ -135,3 +136,31 @@ def test_measure_returns_the_command_exit_code_and_prints_a_table() -> None:
                           "/nonexistent/tool"], capture_output=True, text=True, env=env,
                          timeout=60, check=False)
     assert bad.returncode == 1 and "cannot run /nonexistent/tool" in bad.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc (Linux)")
+def test_tree_rss_sums_a_process_and_its_children() -> None:
+    from laser_ci.measure.sampler import tree_rss
+
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import subprocess, sys, time\n"
+                              "b = b'x' * (50 * 2**20)\n"
+                              "p = subprocess.Popen([sys.executable, '-c', "
+                              "\"b = b'y' * (80 * 2**20); import time; time.sleep(30)\"])\n"
+                              "time.sleep(30)\n"], start_new_session=True)
+    try:
+        rss = 0
+        for _ in range(100):  # until both hold their memory
+            import time
+
+            time.sleep(0.1)
+            rss = tree_rss(Path("/proc"), child.pid) or 0
+            if rss > 130 * 2**20:
+                break
+        assert 130 * 2**20 < rss < 200 * 2**20
+    finally:
+        import signal
+
+        os.killpg(child.pid, signal.SIGKILL)  # the child and its child
+        child.wait()
+    assert tree_rss(Path("/proc"), 2**22 + 12345) is None  # no such process

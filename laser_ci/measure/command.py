@@ -55,6 +55,7 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(list(command))
+        sampler.follow = proc.pid
     except OSError as e:
         sampler.stop()
         raise click.ClickException(f"cannot run {command[0]}: {e.strerror or e}") from None

@@ -16,9 +16,11 @@ and the Action's history fetch (:func:`parse_record` keeps what is well formed).
     missing                              the keys this OS could not measure (their value: null)
 
 ``laser-ci measure`` adds ``command``, ``exit_code``, ``command_cpu_s`` (the CPU time of the
-command's process tree), ``command_cpu_cores`` (that over its wall time) and ``command_rss_peak_bytes`` (the
-largest resident set of one of its processes). The Action adds ``job``, ``run_id``,
-``run_attempt``, ``runner_name`` and ``runner_os``.
+command's process tree), ``command_cpu_cores`` (that over its wall time),
+``command_rss_peak_bytes`` (the largest resident set of one of its processes) and
+``command_memory_peak_bytes`` (the peak of its process tree's resident memory, summed, as
+sampled). The Action adds ``job``, ``run_id``, ``run_attempt``, ``runner_name`` and
+``runner_os``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ NUMBERS = (
     "disk_total_bytes",
     "disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes",
     "sampler_cpu_cores", "command_cpu_s", "command_cpu_cores", "command_rss_peak_bytes",
+    "command_memory_peak_bytes",
     "run_id", "run_attempt", "exit_code",
 )
 TEXTS = ("kind", "os", "started_at", "ended_at", "job", "runner_name", "runner_os")
@@ -116,6 +119,7 @@ def table(rec: dict[str, Any]) -> str:
                            f"total {_bytes(rec.get('memory_total_bytes'))}"))
     if "command_rss_peak_bytes" in rec:
         rows.append(("memory (command)",
+                     f"process tree peak {_bytes(rec.get('command_memory_peak_bytes'))}, "
                      f"largest process peak RSS {_bytes(rec.get('command_rss_peak_bytes'))}"))
     rows += [
         ("disk", f"used peak {_bytes(rec.get('disk_used_peak_bytes'))}, "
@@ -124,7 +128,7 @@ def table(rec: dict[str, Any]) -> str:
                      f"written {_bytes(rec.get('disk_write_bytes'))}"),
         ("network", f"received {_bytes(rec.get('net_rx_bytes'))}, "
                     f"sent {_bytes(rec.get('net_tx_bytes'))}"),
-        ("sampler overhead", f"{_cores(rec.get('sampler_cpu_cores'))} cores "
+        ("sampler overhead", f"{rec.get('sampler_cpu_cores') or 0:.4f} cores "
                              f"({100 * (rec.get('sampler_cpu_cores') or 0):.2f}% of a core)"),
     ]
     if rec.get("missing"):

@@ -143,6 +143,66 @@ def read_fs(path: str) -> tuple[int, int, int] | None:
     return total - st.f_bfree * st.f_frsize, st.f_bavail * st.f_frsize, total
 
 
+def _children(root: Path, pid: int) -> list[int] | None:
+    """The child processes of ``pid`` (every thread's ``children`` file); None when the
+    kernel has no such files (no CONFIG_PROC_CHILDREN)."""
+    out: list[int] = []
+    try:
+        tasks = list(os.scandir(root / str(pid) / "task"))
+    except OSError:
+        return []  # ended
+    for task in tasks:
+        try:
+            out += [int(x) for x in (Path(task.path) / "children").read_text().split()]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _all_children(root: Path) -> dict[int, list[int]]:
+    """Every process's children, from each ``/proc/<pid>/stat``'s parent (a full scan)."""
+    kids: dict[int, list[int]] = {}
+    try:
+        entries = [e.name for e in os.scandir(root) if e.name.isdigit()]
+    except OSError:
+        return kids
+    for name in entries:
+        try:
+            stat = (root / name / "stat").read_text(encoding="ascii", errors="replace")
+            ppid = int(stat[stat.rfind(")") + 2:].split()[1])  # the name may hold ") "
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def tree_rss(root: Path, pid: int) -> int | None:
+    """The resident memory of ``pid`` and all its descendants, in bytes (``statm``), or
+    None when ``pid`` has ended. The tree is walked through ``children`` files (its cost
+    grows with the command's processes), else found by a scan of every process."""
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    scanned: dict[int, list[int]] | None = None
+    total, todo, seen, found = 0, [pid], set(), False
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            total += int((root / str(p) / "statm").read_text().split()[1]) * page
+            found = True
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+        kids = _children(root, p) if scanned is None else scanned.get(p, [])
+        if kids is None:
+            scanned = _all_children(root)
+            kids = scanned.get(p, [])
+        todo += kids
+    return total if found else None
+
+
 def take_sample(root: Path, disk_path: str) -> Sample:
     cpu = read_cpu(root)
     mem = read_memory(root)
@@ -178,6 +238,8 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._t0 = self._wall0 = self._cpu0 = 0.0
+        self.follow: int | None = None  # a process whose tree's memory is sampled too
+        self.tree_rss: list[int] = []
 
     def start(self) -> None:
         self._wall0, self._t0, self._cpu0 = time.time(), time.monotonic(), _self_cpu_s()
@@ -188,6 +250,10 @@ class Sampler:
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
             self.samples.append(take_sample(self.root, self.disk_path))
+            if self.follow is not None:
+                rss = tree_rss(self.root, self.follow)
+                if rss:
+                    self.tree_rss.append(rss)
 
     def stop(self) -> dict[str, Any]:
         self._stop.set()
@@ -200,6 +266,8 @@ class Sampler:
         rec["started_at"] = _iso(self._wall0)
         rec["ended_at"] = _iso(self._wall0 + wall)
         rec["duration_s"] = round(wall, 3)
+        if self.follow is not None:
+            rec["command_memory_peak_bytes"] = max(self.tree_rss) if self.tree_rss else None
         return rec
 
 
