@@ -103,6 +103,38 @@ function readFs(dir) {
   }
 }
 
+// This process's cgroup (v2: the "0::" line of /proc/self/cgroup) under fsRoot.
+function cgroupDir(root, fsRoot) {
+  const text = root ? read(path.join(root, 'self', 'cgroup')) : null;
+  for (const line of (text || '').split('\n')) {
+    if (line.startsWith('0::')) return path.join(fsRoot, line.slice(3).trim().replace(/^\/+/, ''));
+  }
+  return null;
+}
+
+// (used, limit) bytes of the tightest memory.max on dir and its parents up to fsRoot;
+// used = memory.current less inactive_file (reclaimable page cache). null without a limit.
+function readCgroupMemory(dir, fsRoot) {
+  let best = null;
+  let cur = path.resolve(dir);
+  const top = path.resolve(fsRoot);
+  for (;;) {
+    const limit = (read(path.join(cur, 'memory.max')) || '').trim();
+    if (/^\d+$/.test(limit) && (best === null || Number(limit) < best[1])) best = [cur, Number(limit)];
+    if (cur === top || !cur.startsWith(top + path.sep)) break;
+    cur = path.dirname(cur);
+  }
+  if (best === null) return null;
+  const current = Number((read(path.join(best[0], 'memory.current')) || '').trim());
+  if (!Number.isFinite(current) || !(read(path.join(best[0], 'memory.current')) || '').trim()) return null;
+  let inactive = 0;
+  for (const line of (read(path.join(best[0], 'memory.stat')) || '').split('\n')) {
+    const [name, value] = line.split(' ');
+    if (name === 'inactive_file' && /^\d+$/.test(value || '')) inactive = Number(value);
+  }
+  return [Math.max(0, current - inactive), best[1]];
+}
+
 function cpuFromOs() {
   let busy = 0;
   let total = 0;
@@ -114,18 +146,25 @@ function cpuFromOs() {
   return total > 0 ? [busy, total] : null;
 }
 
-// One sample of the machine. root: the /proc to read ('' where there is none).
-function takeSample(root, diskPath) {
+// One sample of the machine. root: the /proc to read ('' where there is none); cgroup:
+// [this process's cgroup folder, the cgroup file system's root] (a container's limit).
+function takeSample(root, diskPath, cgroup) {
   const linux = Boolean(root) && fs.existsSync(path.join(root, 'stat'));
   const cpu = linux ? readCpu(root) : cpuFromOs();
-  const mem = linux ? readMemory(root) : [os.totalmem() - os.freemem(), os.totalmem()];
+  let mem = linux ? readMemory(root) : [os.totalmem() - os.freemem(), os.totalmem()];
+  let memSource = linux ? 'meminfo' : 'os';
+  const limited = cgroup && cgroup[0] ? readCgroupMemory(cgroup[0], cgroup[1]) : null;
+  if (limited && (!mem || limited[1] < mem[1])) {
+    mem = limited;
+    memSource = 'cgroup';
+  }
   const fsu = readFs(diskPath);
   const sysBlock = root === '/proc' ? '/sys/block' : path.join(root || '.', 'sys-block');
   const dio = linux ? readDiskIo(root, sysBlock) : null;
   const net = linux ? readNet(root) : null;
   return {
     t: Date.now() / 1000,
-    cpu: cpu, mem: mem, fs: fsu, dio: dio, net: net,
+    cpu: cpu, mem: mem, mem_source: memSource, fs: fsu, dio: dio, net: net,
     self_cpu_s: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   };
 }
@@ -178,6 +217,7 @@ function summarize(samples, intervalS, cpuCount, platform) {
     memory_baseline_bytes: mem.length ? mem[0] : null,
     memory_peak_bytes: mem.length ? Math.max(...mem) : null,
     memory_total_bytes: withMem ? withMem.mem[1] : null,
+    memory_source: samples.length ? samples[0].mem_source || null : null,
     disk_used_baseline_bytes: used.length ? used[0] : null,
     disk_used_peak_bytes: used.length ? Math.max(...used) : null,
     disk_free_min_bytes: free.length ? Math.min(...free) : null,
@@ -358,13 +398,21 @@ function stateDir(env) {
   return path.join(env.RUNNER_TEMP || os.tmpdir(), 'laser-ci-measure');
 }
 
+// [this process's cgroup folder, the cgroup root] (LASER_CI_MEASURE_CGROUP: tests).
+function cgroupOf(env, root) {
+  const fsRoot = env.LASER_CI_MEASURE_CGROUP || '/sys/fs/cgroup';
+  const dir = cgroupDir(root, fsRoot);
+  return dir ? [dir, fsRoot] : null;
+}
+
 function procRoot(env) {
   if (env.LASER_CI_MEASURE_PROC !== undefined) return env.LASER_CI_MEASURE_PROC;
   return process.platform === 'linux' ? '/proc' : '';
 }
 
 module.exports = {
-  ARTIFACT_PREFIX, KIND, RECORD_FILE, artifactName, backendIds, crc32, input, percentile,
+  ARTIFACT_PREFIX, KIND, RECORD_FILE, artifactName, backendIds, cgroupDir, cgroupOf, crc32,
+  input, percentile, readCgroupMemory,
   procRoot, readCpu, readDiskIo, readMemory, readNet, readSamples, stateDir, summarize,
   takeSample, uploadArtifact, zipStored,
 };

@@ -24,13 +24,14 @@ function main(env) {
   const stop = path.join(dir, 'stop');
   fs.rmSync(stop, { force: true });
   const root = lib.procRoot(env);
-  const base = lib.takeSample(root, diskPath);
+  const cgroup = lib.cgroupOf(env, root);
+  const base = lib.takeSample(root, diskPath, cgroup);
   base.src = 'main';
   fs.writeFileSync(samples, `${JSON.stringify(base)}\n`);
   const child = spawn(process.execPath, [path.join(__dirname, 'sampler.js'), samples,
-    String(interval), root, diskPath, stop], { detached: true, stdio: 'ignore', env: minimalEnv(env) });
+    String(interval), root, diskPath, stop, cgroup ? cgroup[1] : ''], { detached: true, stdio: 'ignore', env: minimalEnv(env) });
   child.unref();
-  const state = { pid: child.pid, samples, stop, interval, root, diskPath,
+  const state = { pid: child.pid, samples, stop, interval, root, diskPath, cgroup,
     started_at: new Date(base.t * 1000).toISOString(), t0: base.t };
   fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify(state));
   if (env.GITHUB_STATE) fs.appendFileSync(env.GITHUB_STATE, `LASER_CI_MEASURE_DIR=${dir}${os.EOL}`);

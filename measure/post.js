@@ -26,7 +26,7 @@ function stopSampler(state) {
 function record(env, state) {
   stopSampler(state);
   const samples = lib.readSamples(state.samples);
-  const last = lib.takeSample(state.root, state.diskPath);
+  const last = lib.takeSample(state.root, state.diskPath, state.cgroup);
   samples.push(last);
   const rec = lib.summarize(samples, state.interval, os.cpus().length || 1, process.platform);
   const own = samples.filter((s) => s.src === 'sampler');

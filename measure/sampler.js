@@ -4,13 +4,14 @@
 const fs = require('fs');
 const lib = require('./lib');
 
-const [file, intervalS, root, diskPath, stopFile] = process.argv.slice(2);
+const [file, intervalS, root, diskPath, stopFile, cgroupRoot] = process.argv.slice(2);
+const cgroup = lib.cgroupOf({ LASER_CI_MEASURE_CGROUP: cgroupRoot }, root);
 const started = Date.now();
 const MAX_MS = 7 * 3600e3;
 
 function tick() {
   if (fs.existsSync(stopFile) || Date.now() - started > MAX_MS) process.exit(0);
-  const s = lib.takeSample(root, diskPath);
+  const s = lib.takeSample(root, diskPath, cgroup);
   s.src = 'sampler';
   try {
     fs.appendFileSync(file, `${JSON.stringify(s)}\n`);

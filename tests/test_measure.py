@@ -164,3 +164,31 @@ def test_tree_rss_sums_a_process_and_its_children() -> None:
         os.killpg(child.pid, signal.SIGKILL)  # the child and its child
         child.wait()
     assert tree_rss(Path("/proc"), 2**22 + 12345) is None  # no such process
+
+
+def test_a_tighter_cgroup_memory_limit_is_the_machines_memory(tmp_path: Path) -> None:
+    """In a container (ubuntu-slim, a job's container: with a limit) the memory a job can
+    use is its cgroup's, not the VM's /proc/meminfo."""
+    proc, cg = tmp_path / "proc", tmp_path / "cgroup"
+    _fake_proc(proc, busy=0, total=0, avail_kb=12000000, rd=0, rx=0)
+    (proc / "self").mkdir()
+    (proc / "self" / "cgroup").write_text("0::/actions/job\n")
+    (cg / "actions" / "job").mkdir(parents=True)
+    (cg / "memory.max").write_text("max\n")
+    (cg / "actions" / "memory.max").write_text("5000000000\n")
+    (cg / "actions" / "memory.current").write_text("3000000000\n")
+    (cg / "actions" / "memory.stat").write_text("anon 1\ninactive_file 1000000000\nfile 5\n")
+    (cg / "actions" / "job" / "memory.max").write_text("max\n")
+    s = Sampler(0.05, root=proc, disk_path=str(tmp_path), cgroup_root=cg)
+    s.start()
+    rec = s.stop()
+    assert rec["memory_source"] == "cgroup"
+    assert rec["memory_total_bytes"] == 5_000_000_000
+    assert rec["memory_peak_bytes"] == 2_000_000_000  # less the reclaimable page cache
+    # a limit above the machine's memory changes nothing
+    (cg / "actions" / "memory.max").write_text("99000000000\n")
+    s = Sampler(0.05, root=proc, disk_path=str(tmp_path), cgroup_root=cg)
+    s.start()
+    rec = s.stop()
+    assert rec["memory_source"] == "meminfo" and rec["memory_total_bytes"] == 16000000 * 1024
+    assert parse_record(rec)["memory_source"] == "meminfo"

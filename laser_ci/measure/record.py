@@ -9,6 +9,9 @@ and the Action's history fetch (:func:`parse_record` keeps what is well formed).
     cpu_cores_mean, cpu_cores_p95        cores busy on the whole machine, per interval
     memory_baseline_bytes                used at the start (total - available)
     memory_peak_bytes, memory_total_bytes
+    memory_source                        "meminfo" (the machine), or "cgroup" where a
+                                         memory limit is tighter (a container: used is
+                                         memory.current less inactive page cache)
     disk_used_baseline_bytes, disk_used_peak_bytes, disk_free_min_bytes, disk_total_bytes
                                          the file system measured
     disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes  over the run
@@ -42,7 +45,8 @@ NUMBERS = (
     "command_memory_peak_bytes",
     "run_id", "run_attempt", "exit_code",
 )
-TEXTS = ("kind", "os", "started_at", "ended_at", "job", "runner_name", "runner_os")
+TEXTS = ("kind", "os", "started_at", "ended_at", "job", "runner_name", "runner_os",
+         "memory_source")
 MAX_TEXT = 200
 
 

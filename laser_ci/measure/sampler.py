@@ -41,6 +41,7 @@ class Sample:
     disk_write: int | None
     net_rx: int | None
     net_tx: int | None
+    mem_source: str = "meminfo"  # or "cgroup": a memory limit below the machine's
 
 
 def _read(path: Path) -> str | None:
@@ -203,15 +204,59 @@ def tree_rss(root: Path, pid: int) -> int | None:
     return total if found else None
 
 
-def take_sample(root: Path, disk_path: str) -> Sample:
+def cgroup_dir(root: Path, fs_root: Path = Path("/sys/fs/cgroup")) -> Path | None:
+    """This process's cgroup (v2: the ``0::`` line of ``/proc/self/cgroup``) under
+    ``fs_root``; None without cgroup v2."""
+    for line in (_read(root / "self" / "cgroup") or "").splitlines():
+        if line.startswith("0::"):
+            return fs_root / line[3:].strip().lstrip("/")
+    return None
+
+
+def read_cgroup_memory(cgroup: Path, fs_root: Path = Path("/sys/fs/cgroup")
+                       ) -> tuple[int, int] | None:
+    """``(used, limit)`` bytes of the tightest memory limit (``memory.max``) on ``cgroup``
+    and its parents up to ``fs_root`` (a container: ``ubuntu-slim``, a job's
+    ``container:`` with a limit); used = ``memory.current`` less reclaimable page cache
+    (``inactive_file`` of ``memory.stat``). None when no cgroup there has a limit."""
+    best: tuple[Path, int] | None = None
+    cur = cgroup
+    while True:
+        limit = (_read(cur / "memory.max") or "").strip()
+        if limit.isdigit() and (best is None or int(limit) < best[1]):
+            best = (cur, int(limit))
+        if cur == fs_root or fs_root not in cur.parents:
+            break
+        cur = cur.parent
+    if best is None:
+        return None
+    try:
+        current = int((_read(best[0] / "memory.current") or "").strip())
+    except ValueError:
+        return None
+    inactive = 0
+    for line in (_read(best[0] / "memory.stat") or "").splitlines():
+        name, _, value = line.partition(" ")
+        if name == "inactive_file" and value.strip().isdigit():
+            inactive = int(value)
+    return max(0, current - inactive), best[1]
+
+
+def take_sample(root: Path, disk_path: str, cgroup: Path | None = None,
+                cgroup_root: Path = Path("/sys/fs/cgroup")) -> Sample:
     cpu = read_cpu(root)
     mem = read_memory(root)
+    source = "meminfo"
+    limited = read_cgroup_memory(cgroup, cgroup_root) if cgroup is not None else None
+    if limited is not None and (mem is None or limited[1] < mem[1]):
+        mem, source = limited, "cgroup"
     fs = read_fs(disk_path)
     # a fake /proc (tests) has no /sys/block beside it: partitions are told by their digit
     dio = read_disk_io(root, Path("/sys/block") if root == Path("/proc") else root / "sys-block")
     net = read_net(root)
     return Sample(time.monotonic(), *(cpu or (None, None)), *(mem or (None, None)),
-                  *(fs or (None, None, None)), *(dio or (None, None)), *(net or (None, None)))
+                  *(fs or (None, None, None)), *(dio or (None, None)), *(net or (None, None)),
+                  source)
 
 
 def _self_cpu_s() -> float:
@@ -228,12 +273,14 @@ class Sampler:
     :meth:`stop` returns the usage record. ``root``: the ``/proc`` to read (tests)."""
 
     def __init__(self, interval_s: float = 1.0, *, root: str | Path = "/proc",
-                 disk_path: str | None = None):
+                 disk_path: str | None = None, cgroup_root: str | Path = "/sys/fs/cgroup"):
         if interval_s <= 0:
             raise ValueError("the interval must be positive")
         self.interval_s = interval_s
         self.root = Path(root)
         self.disk_path = disk_path or os.getcwd()
+        self.cgroup_root = Path(cgroup_root)
+        self.cgroup = cgroup_dir(self.root, self.cgroup_root)
         self.samples: list[Sample] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -243,13 +290,16 @@ class Sampler:
 
     def start(self) -> None:
         self._wall0, self._t0, self._cpu0 = time.time(), time.monotonic(), _self_cpu_s()
-        self.samples.append(take_sample(self.root, self.disk_path))  # the baseline
+        self.samples.append(self._sample())  # the baseline
         self._thread = threading.Thread(target=self._loop, name="laser-ci-sampler", daemon=True)
         self._thread.start()
 
+    def _sample(self) -> Sample:
+        return take_sample(self.root, self.disk_path, self.cgroup, self.cgroup_root)
+
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self.samples.append(take_sample(self.root, self.disk_path))
+            self.samples.append(self._sample())
             if self.follow is not None:
                 rss = tree_rss(self.root, self.follow)
                 if rss:
@@ -259,7 +309,7 @@ class Sampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.samples.append(take_sample(self.root, self.disk_path))  # the end
+        self.samples.append(self._sample())  # the end
         wall = max(time.monotonic() - self._t0, 1e-9)
         rec = summarize(self.samples, self.interval_s)
         rec["sampler_cpu_cores"] = round((_self_cpu_s() - self._cpu0) / wall, 5)
@@ -301,6 +351,7 @@ def summarize(samples: list[Sample], interval_s: float) -> dict[str, Any]:
         "memory_baseline_bytes": mem[0] if mem else None,
         "memory_peak_bytes": max(mem) if mem else None,
         "memory_total_bytes": next((s.mem_total for s in samples if s.mem_total), None),
+        "memory_source": samples[0].mem_source if samples else None,
         "disk_used_baseline_bytes": used[0] if used else None,
         "disk_used_peak_bytes": max(used) if used else None,
         "disk_free_min_bytes": min(free) if free else None,

@@ -5,22 +5,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const lib = require('../lib');
+const { fakeProc } = require('./fake');
 
-function fakeProc(root, { busy, total, availKb, rd, rx }) {
-  fs.mkdirSync(path.join(root, 'net'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'stat'), `cpu  ${busy} 0 0 ${total - busy} 0 0 0 0 0 0\ncpu0 1 0 0 1\n`);
-  fs.writeFileSync(path.join(root, 'meminfo'),
-    `MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:   ${availKb} kB\n`);
-  fs.writeFileSync(path.join(root, 'diskstats'),
-    `   8       0 sda 10 0 ${rd} 5 20 0 ${2 * rd} 9 0 0 0\n`
-    + `   8       1 sda1 10 0 ${rd} 5 20 0 ${2 * rd} 9 0 0 0\n`
-    + '   7       0 loop0 10 0 999 5 20 0 999 9 0 0 0\n');
-  fs.writeFileSync(path.join(root, 'net', 'dev'),
-    'Inter-| Receive | Transmit\n face |bytes packets|bytes\n'
-    + '    lo: 5000 1 0 0 0 0 0 0 5000 1 0 0 0 0 0 0\n'
-    + `  eth0: ${rx} 1 0 0 0 0 0 0 ${rx / 2} 1 0 0 0 0 0 0\n`);
-}
-module.exports = { fakeProc };
 
 test('readers of a fake /proc', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-'));
@@ -76,4 +62,29 @@ test('backend ids from the runtime token; artifact names', () => {
   assert.throws(() => lib.backendIds('nope'), /not a JWT/);
   const name = lib.artifactName({ GITHUB_JOB: 'build/x y', GITHUB_RUN_ATTEMPT: '2' }, 't');
   assert.match(name, /^laser-ci-usage-2-build_x_y-[0-9a-f]{8}$/);
+});
+
+test('a tighter cgroup memory limit (a container) is the memory the job has', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-'));
+  fakeProc(root, { busy: 0, total: 0, availKb: 12000000, rd: 0, rx: 0 });
+  fs.mkdirSync(path.join(root, 'self'));
+  fs.writeFileSync(path.join(root, 'self', 'cgroup'), '0::/actions/job\n');
+  const cg = fs.mkdtempSync(path.join(os.tmpdir(), 'cgroup-'));
+  fs.mkdirSync(path.join(cg, 'actions', 'job'), { recursive: true });
+  fs.writeFileSync(path.join(cg, 'memory.max'), 'max\n');
+  fs.writeFileSync(path.join(cg, 'actions', 'memory.max'), '5000000000\n');
+  fs.writeFileSync(path.join(cg, 'actions', 'memory.current'), '3000000000\n');
+  fs.writeFileSync(path.join(cg, 'actions', 'memory.stat'), 'anon 1\ninactive_file 1000000000\n');
+  fs.writeFileSync(path.join(cg, 'actions', 'job', 'memory.max'), 'max\n');
+  const cgroup = lib.cgroupOf({ LASER_CI_MEASURE_CGROUP: cg }, root);
+  assert.strictEqual(cgroup[0], path.join(cg, 'actions', 'job'));
+  const s = lib.takeSample(root, root, cgroup);
+  const rec = lib.summarize([s, lib.takeSample(root, root, cgroup)], 1, 2, 'linux');
+  assert.strictEqual(rec.memory_source, 'cgroup');
+  assert.strictEqual(rec.memory_total_bytes, 5000000000);
+  assert.strictEqual(rec.memory_peak_bytes, 2000000000);
+  fs.writeFileSync(path.join(cg, 'actions', 'memory.max'), '99000000000\n');
+  const t = lib.takeSample(root, root, cgroup);
+  assert.strictEqual(t.mem_source, 'meminfo');
+  assert.strictEqual(t.mem[1], 16000000 * 1024);
 });

@@ -10,7 +10,7 @@ const path = require('path');
 const lib = require('../lib');
 const { main } = require('../main');
 const { post } = require('../post');
-const { fakeProc } = require('./lib.test');
+const { fakeProc } = require('./fake');
 
 function fakeResults() {
   const calls = [];
