@@ -25,7 +25,8 @@ runtime is the sum of its jobs' (billable time), as in training.
 **Cache.** One JSON file per repository and workflow under ``cache_dir`` (default
 ``$RUNNER_TEMP/laser-ci-history``, else ``~/.cache/laser-ci/history``; the Action keeps it
 between runs with ``actions/cache``) maps run id -> attempt, job durations and the timed
-jobs' conclusions, and keeps the serialized jobs of the newest run's commit. Conclusions
+jobs' conclusions and usage records, and keeps the serialized jobs of the newest run's
+commit. Conclusions
 (the run's from the run list, each job's from its jobs) give ``PastRuns.conclusions``: the
 report says how many earlier runs failed and after how long, never the model's input. A
 cache entry written before conclusions were kept leaves its jobs' ends unknown. A later

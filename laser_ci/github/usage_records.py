@@ -57,9 +57,10 @@ def usage_artifacts(requester: Any, repo_url: str, run_id: int) -> list[dict[str
     """The run's unexpired usage artifacts (the API's JSON), at most :data:`MAX_ARTIFACTS`."""
     out = []
     for a in _pages(requester, f"{repo_url}/actions/runs/{run_id}/artifacts"):
+        size = a.get("size_in_bytes")
         if str(a.get("name", "")).startswith(ARTIFACT_PREFIX) and not a.get("expired") \
                 and isinstance(a.get("archive_download_url"), str) \
-                and int(a.get("size_in_bytes") or 0) <= MAX_ZIP_BYTES:
+                and (not isinstance(size, int) or size <= MAX_ZIP_BYTES):
             out.append(a)
         if len(out) >= MAX_ARTIFACTS:
             break
