@@ -169,6 +169,7 @@ def test_collect_stores_each_jobs_usage_record(tmp_path, monkeypatch) -> None:
         out = CliRunner().invoke(collect, [REPO, "-o", str(tmp_path), "--token", "secret",
                                            "--api-url", gh.url])
         assert out.exit_code == 0, out.output
+        assert f"{REPO}: 1 new runs, 1 new files, 1 job runs with usage records" in out.output
         import gzip
 
         with gzip.open(tmp_path / "runs.jsonl.gz", "rt") as fh:

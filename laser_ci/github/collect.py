@@ -235,7 +235,7 @@ class Collector(FileReader):
         if newest and (not rs["pass"]["newest"] or _later(newest, rs["pass"]["newest"])):
             rs["pass"]["newest"] = newest
         stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0,
-                 "later": len(rs.get("later") or ())}
+                 "later": len(rs.get("later") or ()), "measured": 0}
         reasons: dict[str, int] = {}
         finished = False
         try:
@@ -263,6 +263,7 @@ class Collector(FileReader):
                             stats["later"] -= 1
                         rerun = row["id"] in self.store.run_ids
                         stats["blobs"] += self.store.add_run(row, texts)
+                        stats["measured"] += sum(1 for j in row["jobs"] if "usage" in j)
                         stats["updated" if rerun else "new"] += 1
                     bar.update(1)
             if complete:
@@ -282,6 +283,7 @@ class Collector(FileReader):
             f"{full}: {stats['new']} new runs, "
             + (f"{stats['updated']} re-run updated, " if stats["updated"] else "")
             + f"{stats['blobs']} new files"
+            + (f", {stats['measured']} job runs with usage records" if stats["measured"] else "")
             + (f", {stats['skipped']} skipped ({why})" if stats["skipped"] else "")
             + (f", {stats['later']} being re-run (collected when it ends)"
                if stats["later"] else "")
