@@ -90,6 +90,7 @@ def main() -> None:
 from laser_ci.estimate import estimate  # noqa: E402
 from laser_ci.github.action import action_command  # noqa: E402
 from laser_ci.github.collect import collect  # noqa: E402
+from laser_ci.measure.command import measure_command  # noqa: E402
 from laser_ci.training.eval_command import eval_command  # noqa: E402
 from laser_ci.training.train import finetune_command, train_command  # noqa: E402
 
@@ -99,3 +100,4 @@ main.add_command(estimate)
 main.add_command(eval_command)
 main.add_command(needs(finetune_command, "torch", "transformers"))
 main.add_command(needs(train_command, "torch", "transformers", unless="save_bundle"))
+main.add_command(measure_command)

@@ -51,6 +51,7 @@ from laser_ci.sizing.advice import (
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
+from laser_ci.sizing.usage import usage_advice, usage_from_rows, usage_summary, with_usage
 from laser_ci.text.history import MAX_RUNS, Failures, HistoryIndex, PastRuns, RunJob
 from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
@@ -115,6 +116,7 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "definition": _definition(job),
     }  # + "history_runs": earlier runs the prediction saw (None: cold start), "history_source"
     # and "history_failures": how its own earlier runs ended (Failures.to_json; None: unknown)
+    # and "usage": its measured runs' p50/p90 per measure (laser_ci.sizing.usage.usage_summary)
 
 
 def _definition(job: JobInstance) -> str:
@@ -186,8 +188,10 @@ def _retired_jobs(wf: Workflow, opts: SizingOptions) -> set[str]:
 
 
 def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
-              opts: SizingOptions) -> tuple[dict[str, Any], Any]:
-    """Runner, cost and advice for one job."""
+              opts: SizingOptions, usage: dict[str, Any] | None = None,
+              monthly: Any = None) -> tuple[dict[str, Any], Any]:
+    """Runner, cost and advice for one job; with ``usage`` (its measured runs'
+    :func:`laser_ci.sizing.usage.usage_summary`), the advice from measurements too."""
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
                             self_hosted_rate=opts.self_hosted_rate)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
@@ -202,7 +206,13 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
         advice = condition_advice(job.raw_if) + step_condition_advice(job.string_step_ifs) + advise(
             runtime, runner, job.timeout_minutes, visibility=opts.visibility,
             predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
+    if usage is not None and job.events != () and not job.remote_workflow:
+        advice = with_usage(advice, usage) + usage_advice(
+            usage, runner, runtime, visibility=opts.visibility, monthly=monthly,
+            docker=_needs_docker(job))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
+    if usage is not None:
+        fields["usage"] = usage
     return fields, cost
 
 
@@ -321,10 +331,18 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs, running = [], [], []
+        past = history.for_workflow(wf.path) if history is not None else None
+        counted = ((len(past.runtimes), past.span_days)
+                   if past is not None and past.span_days else None)
+        monthly = estimate_monthly_runs(wf.triggers, wf.on, given=opts.runs_per_month,
+                                        history=counted)
         for job, runtime, (n, source, failures) in zip(wf.jobs, mine,
                                                        warm[i - len(wf.jobs): i], strict=True):
+            usage = usage_summary(history.usage.get((wf.path, job.name), ())
+                                  if history is not None else ())
             fields, cost = _size_job(job, runtime, None if others is None
-                                     else others.predict_on(k, job, wf, None), opts)
+                                     else others.predict_on(k, job, wf, None), opts,
+                                     usage, monthly)
             k += 1
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
                          "history_failures": None if failures is None else failures.to_json(),
@@ -334,11 +352,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             running.append(job.events != () and not fields["runner"].get("retired"))
             if running[-1]:
                 costs.append(cost)
-        past = history.for_workflow(wf.path) if history is not None else None
-        counted = ((len(past.runtimes), past.span_days)
-                   if past is not None and past.span_days else None)
-        totals = summarize(costs, runs=estimate_monthly_runs(
-            wf.triggers, wf.on, given=opts.runs_per_month, history=counted))
+        totals = summarize(costs, runs=monthly)
         # A workflow only ever called by others runs as part of its callers: shown, not
         # added to the totals a second time.
         called_only = wf.triggers == ["workflow_call"]
@@ -409,6 +423,7 @@ def load_history(data_dir: str | os.PathLike[str], repo: str | None = None) -> H
         listed = [tuple(j for j in map(RunJob.from_collected, r["jobs"]) if j is not None)
                   for r in runs]
         index.add_listed(path, listed, _texts_at(path, runs[-1], blobs, listed))
+        index.usage.update({(path, name): recs for name, recs in usage_from_rows(runs).items()})
     return index
 
 

@@ -502,6 +502,7 @@ def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str]
         return None, dict(info, notes=[f"history unavailable ({describe(exc)}): cold-start "
                                        "predictions"])
     info["workflows"] = len(history.workflows)
+    info["measured_jobs"] = len(history.usage)  # jobs with usage records (docs/sizing.md)
     info["notes"] = notes
     if notes:
         click.echo("laser-ci: " + "; ".join(notes))
@@ -517,16 +518,20 @@ def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
     jobs = dict(history.jobs)
     workflows = dict(history.workflows)
     runs = dict(history.runs)
+    usage = dict(history.usage)
     for old, new in renamed.items():
         for (path, name), past in history.jobs.items():
             if path == old:
                 jobs[(new, name)] = past
+        for (path, name), recs in history.usage.items():
+            if path == old:
+                usage[(new, name)] = recs
         if old in history.workflows:
             workflows[new] = history.workflows[old]
         if old in history.runs:
             runs[new] = history.runs[old]
     return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source, runs=runs,
-                        repo=history.repo)
+                        repo=history.repo, usage=usage)
 
 
 def _sizing(settings: Settings) -> Any:

@@ -316,6 +316,15 @@ def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def _warm_line(result: Mapping[str, Any]) -> str:
+    """The history line, and the measured usage line when a job is measured (issue 51)."""
+    from laser_ci.sizing.usage import usage_line
+
+    usage = usage_line([j for wf in visible_workflows(result) for j in wf.get("jobs") or ()])
+    line = _history_line(result)
+    return line + ("\n\n" + usage if usage and line else "")
+
+
+def _history_line(result: Mapping[str, Any]) -> str:
     warm, n = _warm_count(result)
     if not n:
         return ""
