@@ -30,6 +30,7 @@ Everything here works on numbers (ln seconds), not on texts: the estimate
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,6 +82,7 @@ class Item:
     cold_log: float
     runs: tuple[float, ...] = ()
     own: bool | None = None
+    traits: frozenset[str] = frozenset()  # what siblings are alike by (:func:`traits_of`)
 
     @property
     def has_own(self) -> bool:
@@ -115,7 +117,9 @@ def resolve(items: Sequence[Item], alpha: float = ALPHA) -> list[Resolved | None
             continue
         sibs = [o for j, o in enumerate(items) if j != i and o.runs
                 and o.workflow == item.workflow and o.job_id == item.job_id]
-        if sibs:
+        if sibs:  # the most alike: the most traits (matrix values, runner, name words) shared
+            best = max(len(item.traits & o.traits) for o in sibs)
+            sibs = [o for o in sibs if len(item.traits & o.traits) == best]
             logs = [o.own_log + alpha * (item.cold_log - o.cold_log) for o in sibs]  # type: ignore[operator]
             out.append(Resolved("siblings", float(np.median(logs)),
                                 sum(len(o.runs) for o in sibs)))
@@ -131,6 +135,16 @@ def resolve(items: Sequence[Item], alpha: float = ALPHA) -> list[Resolved | None
             continue
         out.append(Resolved(None, item.cold_log, 0))
     return out
+
+
+def traits_of(name: str, matrix: object, runs_on: object) -> frozenset[str]:
+    """What instances of one job are alike by: each matrix value (``key=value``), the
+    runner (``runs-on=...``) and each word of the display name."""
+    out = {f"name:{w}" for w in re.split(r"[^0-9A-Za-z.+_-]+", name) if w}
+    if isinstance(matrix, dict):
+        out |= {f"matrix:{k}={v!r}" for k, v in matrix.items()}
+    out.add(f"runs-on={runs_on!r}")
+    return frozenset(out)
 
 
 def runtime_of(resolved: Resolved, cold: Runtime,
