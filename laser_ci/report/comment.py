@@ -378,8 +378,11 @@ def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
     """``(p90 minutes, timeout minutes)`` when the job's p90 exceeds its timeout, else None.
 
     A job without ``timeout-minutes`` gets GitHub's default of 360. A timeout that is an
-    expression (not a number) is not checked.
+    expression (not a number) is not checked, nor is a cold guess (``history_source`` null:
+    its advice says it cannot tell yet, :func:`laser_ci.sizing.advice.advise`).
     """
+    if "history_source" in job and job["history_source"] is None:
+        return None
     p90 = _num((job.get("runtime_s") or {}).get("p90"))
     if p90 is None:
         return None
@@ -769,6 +772,11 @@ def _history_cell(job: Mapping[str, Any]) -> str:
     n = _history_runs(job)
     if n is not None and job.get("history_source") == "siblings":
         return f"warm (its siblings' latest {_plural(n, 'run')})"  # new since its latest runs
+    m = job.get("evidence_runs")
+    if job.get("history_source") in ("workflow", "repository") and isinstance(m, int) and m > 0:
+        of = "its workflow's other jobs" if job["history_source"] == "workflow" else \
+            "the repository's other workflows"
+        return f"new: from {of} ({_plural(m, 'run')})"
     return "cold" if n is None else f"warm ({_plural(n, 'run')}{failed_words(job, n)})"
 
 

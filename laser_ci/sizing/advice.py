@@ -261,24 +261,23 @@ COLD_WHY = ("a cold guess from the workflow file alone (no earlier runs of this 
 
 def _cold_timeout_advice(runtime: Runtime, runner: Runner, timeout: Any, vis: str,
                          cat: Catalog, base: list[str]) -> list[Advice]:
-    """The timeout advice of a cold guess: a timeout below its p90 (or a p90 past the
-    runner's limit) is not an alarm but "cannot tell yet", with no suggested value; a job
+    """The timeout advice of a cold guess. Where its p90 is within the timeout (the one set,
+    else GitHub's default or the runner's limit) it is the usual advice (the suggested value
+    from its calibrated band, p90 x 1.5: generous, as that band is wide). Where the p90 is
+    past it, that is no alarm: "cannot tell yet", with no value to raise it to; a job
     without ``timeout-minutes`` still hears what a hung run costs (a fact, not a
     prediction)."""
     cap = runner.max_job_minutes or cat.default_timeout_minutes
     t = _minutes_value(timeout)
     limit = t if t is not None else min(cap, cat.default_timeout_minutes)
-    out: list[Advice] = []
-    if timeout is None or (runner.max_job_minutes is not None and t is not None and t > cap):
-        out += _timeout_advice(None, runner, timeout, vis, cat, base)
-    if runtime.p90 > limit * 60 or runtime.p90 > cap * 60:
-        out.append(Advice(
-            "timeout",
-            f"Cannot tell yet whether this job fits its {limit:g}-minute timeout: the "
-            f"prediction (p90 {_fmt_s(runtime.p90)}) is a cold guess. Its first runs, or "
-            "`--history` with this repository's runs, will tell.",
-            {}, (*base, COLD_WHY)))
-    return out
+    if runtime.p90 <= min(limit, cap) * 60:
+        return _timeout_advice(runtime, runner, timeout, vis, cat, base)
+    return _timeout_advice(None, runner, timeout, vis, cat, base) + [Advice(
+        "timeout",
+        f"Cannot tell yet whether this job fits its {min(limit, cap):g}-minute limit: the "
+        f"prediction (p90 {_fmt_s(runtime.p90)}) is a cold guess. Its first runs, or "
+        "`--history` with this repository's runs, will tell.",
+        {}, (*base, COLD_WHY))]
 
 
 def _cap_advice(runtime: Runtime | None, runner: Runner, cap: int, cat: Catalog) -> list[Advice]:
