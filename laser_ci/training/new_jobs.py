@@ -77,16 +77,49 @@ def _fold(key: str, k: int) -> int:
 
 
 def gha_rows(data_dir: str | os.PathLike[str], predictor: Predictor, *, split: str = "val",
-             folds: int = 5) -> list[Row]:
+             folds: int = 5, refit: bool = False) -> list[Row]:
     """Each run of ``split`` with earlier successful runs of other workflows of its
     repository, predicted as a workflow new to the repository (module doc); the band's
-    offsets cross-validated over ``folds`` folds of repositories."""
+    offsets cross-validated over ``folds`` folds of repositories. ``refit``: every
+    repository instead, its cold prediction by ``tabular`` trained by the recipe on the
+    other folds (:func:`laser_ci.training.baselines.fit_tabular`, needs the train extra;
+    minutes per fold); else ``predictor`` on ``split`` (the shipped model never saw the
+    ``val`` repositories)."""
     from laser_ci.training.examples import load_examples
+
+    if not refit:
+        examples = [e for e in load_examples(data_dir, kinds=("workflow",), split=split,
+                                             history=False) if e.runtime_s > 0]
+        cold = predictor.predict([e.text for e in examples]) if examples else []
+    else:
+        examples, cold = _refit_cold(data_dir, folds)
+    return _repository_rows(examples, cold, folds)
+
+
+def _refit_cold(data_dir: str | os.PathLike[str], k: int) -> tuple[list[Any], list[Runtime]]:
+    """Every workflow run of the folder and its cold prediction by the fold's own tabular."""
+    from laser_ci.training.baselines import fit_tabular
+    from laser_ci.training.examples import load_examples
+    from laser_ci.training.folds import fold_of, fold_parts
+
+    every = load_examples(data_dir)
+    fold = [fold_of(e.repo, k) for e in every]
+    examples: list[Any] = []
+    cold: list[Runtime] = []
+    for f in range(k):
+        train, val = fold_parts(every, fold, f, k)
+        model = fit_tabular(train, val)
+        held = [e for e, g in zip(every, fold, strict=True)
+                if g == f and e.kind == "workflow" and e.runtime_s > 0]
+        examples += held
+        cold += model.predict([e.text for e in held]) if held else []
+    return examples, cold
+
+
+def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: int) -> list[Row]:
+    from laser_ci.training.folds import fold_of as repo_fold
     from laser_ci.training.history import run_time
 
-    examples = [e for e in load_examples(data_dir, kinds=("workflow",), split=split,
-                                         history=False) if e.runtime_s > 0]
-    cold = predictor.predict([e.text for e in examples]) if examples else []
     by_repo: dict[str, list[int]] = {}
     for i, e in enumerate(examples):
         by_repo.setdefault(e.repo, []).append(i)
@@ -106,7 +139,7 @@ def gha_rows(data_dir: str | os.PathLike[str], predictor: Predictor, *, split: s
             if residuals:
                 raw.append((i, math.log(max(cold[i].p50, 1.0)) + shrunk_shift(residuals)))
     rows = []
-    fold_of = {i: _fold(examples[i].repo, folds) for i, _ in raw}
+    fold_of = {i: repo_fold(examples[i].repo, folds) for i, _ in raw}
     for f in range(folds):
         fit = [math.log(examples[i].runtime_s) - mu for i, mu in raw
                if fold_of[i] != f and examples[i].conclusion == "success"]
