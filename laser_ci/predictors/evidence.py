@@ -107,9 +107,34 @@ class Resolved:
     runs: int
 
 
-def resolve(items: Sequence[Item], alpha: float = ALPHA) -> list[Resolved | None]:
+MODE = "pooled"  # how a workflow's or repository's jobs lend their evidence (see _lent)
+
+
+def _alike(item: Item, others: Sequence[Item]) -> list[Item]:
+    best = max(len(item.traits & o.traits) for o in others)
+    return [o for o in others if len(item.traits & o.traits) == best]
+
+
+def _lent(item: Item, others: Sequence[Item], alpha: float, mode: str) -> float:
+    """ln p50 of ``item`` from the runs of ``others`` (jobs of its workflow or repository)."""
+    if mode == "pooled":
+        return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
+    alike = _alike(item, others)
+    if mode == "alike-shift":
+        return item.cold_log + shrunk_shift([r for o in alike for r in o.residuals()])
+    if mode == "alike-jobmed":
+        return item.cold_log + shrunk_shift([float(np.median(o.residuals())) for o in alike])
+    if mode == "alike-time":
+        return float(np.median([o.own_log + alpha * (item.cold_log - o.cold_log)  # type: ignore[operator]
+                                for o in alike]))
+    raise ValueError(mode)
+
+
+def resolve(items: Sequence[Item], alpha: float = ALPHA, mode: str | None = None,
+            ) -> list[Resolved | None]:
     """For each item without runs of its own the closest evidence among the others
     (module doc); None for an item with runs of its own (the predictor's history path)."""
+    mode = mode or MODE
     out: list[Resolved | None] = []
     for i, item in enumerate(items):
         if item.has_own:
@@ -118,20 +143,20 @@ def resolve(items: Sequence[Item], alpha: float = ALPHA) -> list[Resolved | None
         sibs = [o for j, o in enumerate(items) if j != i and o.runs
                 and o.workflow == item.workflow and o.job_id == item.job_id]
         if sibs:  # the most alike: the most traits (matrix values, runner, name words) shared
-            best = max(len(item.traits & o.traits) for o in sibs)
-            sibs = [o for o in sibs if len(item.traits & o.traits) == best]
+            sibs = _alike(item, sibs)
             logs = [o.own_log + alpha * (item.cold_log - o.cold_log) for o in sibs]  # type: ignore[operator]
             out.append(Resolved("siblings", float(np.median(logs)),
                                 sum(len(o.runs) for o in sibs)))
             continue
-        same = [r for o in items if o.runs and o.workflow == item.workflow for r in o.residuals()]
+        same = [o for o in items if o.runs and o.workflow == item.workflow]
         if same:
-            out.append(Resolved("workflow", item.cold_log + shrunk_shift(same), len(same)))
+            out.append(Resolved("workflow", _lent(item, same, alpha, mode),
+                                sum(len(o.runs) for o in same)))
             continue
-        other = [r for o in items if o.runs and o.workflow != item.workflow
-                 for r in o.residuals()]
+        other = [o for o in items if o.runs and o.workflow != item.workflow]
         if other:
-            out.append(Resolved("repository", item.cold_log + shrunk_shift(other), len(other)))
+            out.append(Resolved("repository", _lent(item, other, alpha, mode),
+                                sum(len(o.runs) for o in other)))
             continue
         out.append(Resolved(None, item.cold_log, 0))
     return out
@@ -144,6 +169,8 @@ def traits_of(name: str, matrix: object, runs_on: object) -> frozenset[str]:
     if isinstance(matrix, dict):
         out |= {f"matrix:{k}={v!r}" for k, v in matrix.items()}
     out.add(f"runs-on={runs_on!r}")
+    labels = runs_on if isinstance(runs_on, list) else [runs_on] if isinstance(runs_on, str) else []
+    out |= {f"label:{x}" for x in labels if isinstance(x, str)}
     return frozenset(out)
 
 

@@ -409,8 +409,12 @@ def table(rows: Sequence[Row], title: str) -> tuple[str, dict[str, Any]]:
              "|---|---|---:|---:|---:|---:|---|---|---|---:|---|"]
     figures: dict[str, Any] = {}
     for which in ("successful", "all"):
-        for source, name in SUBSETS.items():
-            sub = [r for r in rows if r.source == source and (r.success or which == "all")]
+        for source, name in [*SUBSETS.items(), ("held", "every job held out")]:
+            sub = [r for r in rows if (r.source == source or (source == "held"
+                                                               and r.source != "own"))
+                   and (r.success or which == "all")]
+            if source == "held" and len({r.source for r in sub}) < 2:
+                continue  # the same rows as the one subset above
             if not sub:
                 continue
             s = summarize(sub)
