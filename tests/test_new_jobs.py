@@ -186,3 +186,49 @@ def test_bands_per_source(tmp_path) -> None:
     path.write_text('{"offsets": {"workflow": [0.5, 0.7], "siblings": "x"}}')
     assert load_offsets(path) == {}
     assert load_offsets(tmp_path / "missing.json") == {}
+
+
+class _Constant:
+    """A cold predictor that knows nothing: 5 minutes for every text, band 1-25 minutes."""
+
+    name = "constant"
+
+    def predict(self, texts):
+        return [Runtime(60.0, 300.0, 1500.0) for _ in texts]
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory) -> Path:
+    from runtime_history import make_runs, write_folder
+
+    return write_folder(tmp_path_factory.mktemp("newjobs") / "collected", make_runs(days=21))
+
+
+def test_depth_protocol_holds_names_out_and_scores_them_against_cold(collected) -> None:
+    from laser_ci.training.new_jobs import depth_report, eval_new_jobs, is_depth, summarize
+
+    assert is_depth(collected)
+    early, rows, offsets = depth_report(collected, _Constant(), test_days=3, holdout="names")
+    assert early and rows
+    new = [r for r in rows if r.source == "siblings" and r.success]
+    own = [r for r in rows if r.source == "own"]
+    assert new and own and all(r.base is not None for r in own)
+    s = summarize(new)
+    # the shards' siblings know their time; a constant does not
+    assert s["log_mae"] < 0.5 * s["cold_log_mae"] and s["diff"]["hi"] < 0
+    assert "siblings" in offsets and offsets["siblings"][0] <= 0 <= offsets["siblings"][1]
+    text = eval_new_jobs(str(collected), _Constant(), test_days=3)
+    assert "| new instance | successful |" in text and "workflows held out" in text
+
+
+def test_eval_new_jobs_option(collected) -> None:
+    from click.testing import CliRunner
+
+    from laser_ci.training.eval_command import eval_command
+
+    out = CliRunner().invoke(eval_command, [str(collected), "--new-jobs", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    figures = json.loads(out.output)
+    assert figures["names"]["siblings/successful"]["n"] > 0
