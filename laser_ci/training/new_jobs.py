@@ -117,7 +117,6 @@ def _refit_cold(data_dir: str | os.PathLike[str], k: int) -> tuple[list[Any], li
 
 
 def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: int) -> list[Row]:
-    from laser_ci.training.folds import fold_of as repo_fold
     from laser_ci.training.history import run_time
 
     by_repo: dict[str, list[int]] = {}
@@ -139,7 +138,8 @@ def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: in
             if residuals:
                 raw.append((i, math.log(max(cold[i].p50, 1.0)) + shrunk_shift(residuals)))
     rows = []
-    fold_of = {i: repo_fold(examples[i].repo, folds) for i, _ in raw}
+    # folds of their own (the val repositories all lie in one fold of training.folds)
+    fold_of = {i: _fold(examples[i].repo, folds) for i, _ in raw}
     for f in range(folds):
         fit = [math.log(examples[i].runtime_s) - mu for i, mu in raw
                if fold_of[i] != f and examples[i].conclusion == "success"]
