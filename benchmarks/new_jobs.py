@@ -43,7 +43,7 @@ def main() -> None:
                     help="the shared runs ('' to skip)")
     ap.add_argument("--depth", action="append", default=None,
                     help="a per-job history folder (repeatable; default: every folder of "
-                         "../shared/data/depth)")
+                         "../shared/data/depth; '' for none)")
     ap.add_argument("--test-days", type=float, default=3.0)
     ap.add_argument("--holdout", action="append", choices=["names", "workflows"], default=None)
     ap.add_argument("--write-bands", action="store_true")
@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args()
     holdouts = args.holdout or ["names", "workflows"]
-    depth = args.depth if args.depth is not None else sorted(
+    depth = [d for d in args.depth if d] if args.depth is not None else sorted(
         str(p) for p in (SHARED / "depth").iterdir() if (p / "runs.jsonl.gz").is_file())
     predictor = load_predictor()
     print(f"predictor: {predictor.name}\n")
