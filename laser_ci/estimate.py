@@ -218,7 +218,7 @@ def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> Pa
     return past if past is not None and past.runtimes else None
 
 
-def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequence[str],
+def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
                    runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
                                                              Failures | None]],
                    predictor: Predictor, profile: RepoProfile | None,
@@ -241,12 +241,13 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequenc
     cold_texts = [serialize_job(pairs[k][0], pairs[k][1], profile) for k in own]
     cold_texts += [str(past.previous_text) for _path, past in elsewhere]
     got = predictor.predict(cold_texts) if cold_texts else []
-    cold_log = [math.log(max(rt.p50, 1.0)) for rt in runtimes]
+    cold_log = [math.log(max(rt.p50, 1.0)) for rt in runtimes]  # the others' texts are cold
     for k, rt in zip(own, got, strict=False):
         cold_log[k] = math.log(max(rt.p50, 1.0))
+    has_own = set(own)
     items = [Item(wf.path, job.id, cold_log[k],
-                  typical_runs(_past_of(job, wf, history)) if k in set(own) else (),
-                  own=warm[k][1] == "own", traits=traits_of(job.name, job.matrix, job.runs_on))
+                  typical_runs(_past_of(job, wf, history)) if k in has_own else (),
+                  own=k in has_own, traits=traits_of(job.name, job.matrix, job.runs_on))
              for k, (job, wf) in enumerate(pairs)]
     items += [Item(path, "", math.log(max(rt.p50, 1.0)), typical_runs(past), own=True)
               for (path, past), rt in zip(elsewhere, got[len(own):], strict=True)]
@@ -295,7 +296,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         from laser_ci.predictors.evidence_bands import load_offsets
 
         offsets = load_offsets()
-    evidence_runs = _with_evidence(pairs, texts, runtimes, warm, predictor, profile, history,
+    evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
                                    offsets)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
     others = (_OtherRunners(predictor, profile, history)

@@ -130,11 +130,13 @@ def _lent(item: Item, others: Sequence[Item], alpha: float, mode: str) -> float:
     raise ValueError(mode)
 
 
-def resolve(items: Sequence[Item], alpha: float = ALPHA, mode: str | None = None,
+def resolve(items: Sequence[Item], alpha: float | None = None, mode: str | None = None,
             ) -> list[Resolved | None]:
     """For each item without runs of its own the closest evidence among the others
-    (module doc); None for an item with runs of its own (the predictor's history path)."""
+    (module doc); None for an item with runs of its own (the predictor's history path).
+    ``alpha`` and ``mode``: :data:`ALPHA` and :data:`MODE` unless given."""
     mode = mode or MODE
+    alpha = ALPHA if alpha is None else alpha
     out: list[Resolved | None] = []
     for i, item in enumerate(items):
         if item.has_own:
