@@ -5,13 +5,17 @@
    window predicted from the job's runs before it: the median of its last 3 runs (all
    ends, the default's ``recent=``), of its last 20, of its last k successful runs, of all
    of them, and of the last half of them (at least 3). log-MAE per candidate.
-2. ``--residuals GHA_FOLDER``: a workflow new to its repository, on the val repositories
+2. ``--alpha DEPTH_FOLDER``: a new matrix instance, on the earlier window of the depth
+   protocol (names held out): log-MAE of the siblings' evidence when the cold model's
+   difference between two instances is carried over in full (``ALPHA`` 1), half or not.
+3. ``--residuals GHA_FOLDER``: a workflow new to its repository, on the val repositories
    with the shipped ``tabular``: the correlation of a run's residual (ln truth − ln cold)
    with its repository's earlier successful runs of other workflows, and the log-MAE of
    the shift pooled or per workflow, shrunk n/(n+k).
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
+    python benchmarks/new_jobs_variants.py --alpha ../shared/data/depth/iree-org+iree
     python benchmarks/new_jobs_variants.py --residuals ../shared/data/gha-runs
 """
 
@@ -86,6 +90,21 @@ def own(folder: str, test_days: float) -> None:
             print(f"  {name:22s} {np.mean(e):.3f}")
 
 
+def alpha(folder: str, test_days: float) -> None:
+    import laser_ci.predictors.evidence as ev
+    from laser_ci.predictors.choice import load_predictor
+    from laser_ci.training.new_jobs import depth_rows, summarize
+
+    predictor = load_predictor()
+    for a in (0.0, 0.5, 1.0):
+        ev.ALPHA = a
+        rows = depth_rows(folder, predictor, test_days=test_days, shift_days=test_days,
+                          holdout="names", offsets={}, own=False)
+        s = summarize([r for r in rows if r.success and r.source == "siblings"])
+        print(f"{Path(folder).name}, earlier window, ALPHA {a}: new instance {s['n']} runs, "
+              f"log-MAE {s['log_mae']:.3f} (cold {s['cold_log_mae']:.3f})")
+
+
 def residuals(data_dir: str) -> None:
     from laser_ci.predictors.choice import available_predictors
     from laser_ci.training.examples import load_examples
@@ -127,11 +146,14 @@ def residuals(data_dir: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--own", action="append", default=[])
+    ap.add_argument("--alpha", action="append", default=[])
     ap.add_argument("--residuals", default=None)
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
     for folder in args.own:
         own(folder, args.test_days)
+    for folder in args.alpha:
+        alpha(folder, args.test_days)
     if args.residuals:
         residuals(args.residuals)
 
