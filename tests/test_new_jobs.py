@@ -235,3 +235,25 @@ def test_eval_new_jobs_option(collected) -> None:
 
     figures = json.loads(out.output)
     assert figures["names"]["siblings/successful"]["n"] > 0
+
+
+def test_shared_runs_protocol_uses_only_earlier_successful_runs_of_other_workflows() -> None:
+    from types import SimpleNamespace
+
+    from laser_ci.training.new_jobs import _repository_rows
+
+    def run(repo, wf, seconds, day, end="success"):
+        return SimpleNamespace(repo=repo, workflow_path=wf, runtime_s=seconds, conclusion=end,
+                               created_at=f"2024-05-{day:02d}T10:00:00Z", commit_date=None)
+
+    # the cold model says 100 s for everything; repo a's other workflow takes 400 s
+    examples = [run("a", "ci", 400, 1), run("a", "ci", 400, 2), run("a", "ci", 5000, 3, "failure"),
+                run("a", "docs", 300, 4), run("a", "docs", 300, 5),
+                run("b", "ci", 50, 1)]
+    cold = [Runtime(10.0, 100.0, 1000.0)] * len(examples)
+    rows = _repository_rows(examples, cold, folds=2)
+    # ci's own runs see no other workflow before them; b has one workflow: no evidence
+    assert len(rows) == 2 and {r.truth for r in rows} == {300}
+    # docs: 2 earlier successful ci runs (the failed one left out): ln 4 shrunk 2/3
+    assert all(r.pred[1] == pytest.approx(100 * 4 ** (2 / 3)) for r in rows)
+    assert all(r.source == "repository" and r.group == "a" for r in rows)
