@@ -437,8 +437,13 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
                    history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
     workflows, errors = read_workflows(files, targets)
+    offsets = None  # the shipped bands per evidence source; a --model folder's own
+    if model_dir is not None:
+        from laser_ci.predictors.evidence_bands import default_file, load_offsets
+
+        offsets = load_offsets(default_file(model_dir))
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
-                              profile, sizing, history)
+                              profile, sizing, history, offsets)
 
 
 def _workflows_of(arg: str) -> str:
