@@ -426,4 +426,6 @@ def table(rows: Sequence[Row], title: str) -> tuple[str, dict[str, Any]]:
                 f"{s['cold_log_mae']:.3f} | {format_diff(s['diff'])} | {s['coverage']:.0%} "
                 f"({s['cold_coverage']:.0%}) | {s['width']:.1f}× ({s['cold_width']:.1f}×) | "
                 f"{base} |")
+    if not figures:  # e.g. one workflow, held out whole: no other workflow to learn from
+        return f"**{title}**\n\n(no held-out job with a scored run)\n", figures
     return "\n".join(lines) + "\n", figures
