@@ -17,10 +17,13 @@ The result is a plain JSON-able dict (documented in the README, stable)::
                     "critical_path_s", "billable_s", ...}],
      "errors": [{"path", "line", "message"}]}
 
-History for a job is matched by its exact display name. An instance of a run-time matrix
-that has no runs of its own (new since its latest runs) is predicted from its
-configuration and its siblings': the latest runtime of each instance of the same job that
-has one, the instances most like it by name first (``history_source: "siblings"``).
+History for a job is matched by its exact display name (``history_source: "own"``). A job
+without runs of its own is predicted from the closest evidence the repository has
+(:mod:`laser_ci.predictors.evidence`): the other instances of its matrix (``siblings``,
+static matrices and those computed at run time), the other jobs of its workflow
+(``workflow``) or the repository's other workflows (``repository``), with the band
+calibrated for that evidence; ``history_source`` null: a cold guess. ``evidence_runs``:
+how many earlier runs that evidence rests on (null for ``own`` and cold).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
 from laser_ci.sizing.usage import usage_advice, usage_from_rows, usage_summary, with_usage
-from laser_ci.text.history import MAX_RUNS, Failures, HistoryIndex, PastRuns, RunJob
+from laser_ci.text.history import Failures, HistoryIndex, PastRuns, RunJob
 from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
 from laser_ci.workflows.graph import critical_path
@@ -144,16 +147,13 @@ class _OtherRunners:
     in the real pass (the advice took another branch) is predicted on its own."""
 
     def __init__(self, predictor: Predictor, profile: RepoProfile | None,
-                 history: HistoryIndex | None,
-                 siblings: dict[str, dict[str, list[tuple[str, float]]]] | None = None) -> None:
+                 history: HistoryIndex | None) -> None:
         self.predictor, self.profile, self.history = predictor, profile, history
-        self.siblings = siblings or {}
         self.cache: dict[tuple[int, str], Runtime] = {}
         self.asked: dict[tuple[int, str], str] = {}
 
     def text(self, job: JobInstance, wf: Workflow, label: str) -> str:
-        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history,
-                         self.siblings.get(wf.path))[0]
+        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history)[0]
 
     def predict_on(self, key: int, job: JobInstance, wf: Workflow, placeholder: Runtime | None,
                    ) -> PredictOn:
@@ -188,10 +188,13 @@ def _retired_jobs(wf: Workflow, opts: SizingOptions) -> set[str]:
 
 
 def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
-              opts: SizingOptions, usage: dict[str, Any] | None = None,
+              opts: SizingOptions, evidence: str | None = "own",
+              usage: dict[str, Any] | None = None,
               monthly: Any = None) -> tuple[dict[str, Any], Any]:
-    """Runner, cost and advice for one job; with ``usage`` (its measured runs'
-    :func:`laser_ci.sizing.usage.usage_summary`), the advice from measurements too."""
+    """Runner, cost and advice for one job (``evidence``: its ``history_source``; None, a
+    cold guess, gives no timeout alarm, :func:`laser_ci.sizing.advice.advise`); with
+    ``usage`` (its measured runs' :func:`laser_ci.sizing.usage.usage_summary`), the advice
+    from measurements too."""
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
                             self_hosted_rate=opts.self_hosted_rate)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
@@ -205,7 +208,7 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     else:
         advice = condition_advice(job.raw_if) + step_condition_advice(job.string_step_ifs) + advise(
             runtime, runner, job.timeout_minutes, visibility=opts.visibility,
-            predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
+            predict_on=predict_on, needs=Needs(docker=_needs_docker(job)), evidence=evidence)
     if usage is not None and job.events != () and not job.remote_workflow:
         advice = with_usage(advice, usage) + usage_advice(
             usage, runner, runtime, visibility=opts.visibility, monthly=monthly,
@@ -217,72 +220,75 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
 
 
 def _job_text(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
-              history: HistoryIndex | None,
-              siblings: dict[str, list[tuple[str, float]]] | None = None,
-              ) -> tuple[str, int | None]:
+              history: HistoryIndex | None) -> tuple[str, int | None]:
     """The serialized job, with its history block when past runs are known; and their count."""
-    text, n, _source, _failures = _job_text_from(job, wf, profile, history, siblings)
+    text, n, _source, _failures = _job_text_from(job, wf, profile, history)
     return text, n
 
 
 def _job_text_from(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
                    history: HistoryIndex | None,
-                   siblings: dict[str, list[tuple[str, float]]] | None,
                    ) -> tuple[str, int | None, str | None, Failures | None]:
-    """The serialized job (with its history block when past runs are known), their count,
-    where they came from (``own`` or ``siblings``) and how its own earlier runs ended."""
+    """The serialized job (with its history block when it has past runs of its own), their
+    count, ``own`` when it has them (else None: the evidence of the rest of the repository
+    is looked at after the batch, :func:`_with_evidence`) and how its own earlier runs
+    ended."""
     cold = serialize_job(job, wf, profile)
-    past, source = _past_of(job, wf, history, siblings)
+    past = _past_of(job, wf, history)
     hist = past.history_for(cold) if past is not None else None
     if past is None or hist is None:
         return cold, None, None, None
-    failures = past.failures() if source == "own" else None
-    return serialize_job(job, wf, profile, history=hist), hist.n, source, failures
+    return serialize_job(job, wf, profile, history=hist), hist.n, "own", past.failures()
 
 
-def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None,
-             siblings: dict[str, list[tuple[str, float]]] | None,
-             ) -> tuple[PastRuns | None, str | None]:
-    """The job's own past runs (by exact display name); for an instance of a run-time matrix
-    without any, its siblings' (``siblings`` by job id)."""
+def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> PastRuns | None:
+    """The job's own past runs (by exact display name), when it has timed ones."""
     if history is None:
-        return None, None
+        return None
     past = history.for_job(wf.path, job.name)
-    if past is not None and past.runtimes:
-        return past, "own"
-    if job.expanded and siblings and siblings.get(job.id):
-        return _from_siblings(job.name, siblings[job.id]), "siblings"
-    return None, None
+    return past if past is not None and past.runtimes else None
 
 
-def _similarity(a: str, b: str) -> int:
-    """Characters two names share at their start and at their end."""
-    head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    tail = next((i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=False)) if x != y),
-                min(len(a), len(b)))
-    return head + tail
+def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
+                   runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
+                                                             Failures | None]],
+                   predictor: Predictor, profile: RepoProfile | None,
+                   history: HistoryIndex | None,
+                   offsets: dict[str, tuple[float, float]] | None) -> list[int | None]:
+    """Predicts every job without runs of its own from the closest evidence the repository
+    has (:mod:`laser_ci.predictors.evidence`): ``runtimes`` and ``warm`` are updated in
+    place; returns the runs each evidence rests on (None for the others)."""
+    from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs
 
-
-def _from_siblings(name: str, siblings: list[tuple[str, float]]) -> PastRuns:
-    """The latest runtimes of the instances most like ``name`` (by name), the most alike
-    last, as the history of a new instance."""
-    ranked = sorted(siblings, key=lambda s: (_similarity(name, s[0]), s[0]))
-    return PastRuns(tuple(t for _, t in ranked[-MAX_RUNS:]))
-
-
-def _siblings(wf: Workflow, history: HistoryIndex | None) -> dict[str, list[tuple[str, float]]]:
-    """Per job id of a run-time matrix: each instance with a history and its latest runtime."""
-    if history is None:
-        return {}
-    latest: dict[str, list[tuple[str, float]]] = {}
-    for job in wf.jobs:
-        if not job.expanded:
+    evidence_runs: list[int | None] = [None] * len(pairs)
+    if history is None or all(source == "own" for _n, source, _f in warm):
+        return evidence_runs
+    own = [k for k, (_n, source, _f) in enumerate(warm) if source == "own"]
+    # the cold prediction of each job with runs of its own (its residual's other half) and
+    # of the last configuration each job of a workflow not estimated here ran
+    estimated = {wf.path for _job, wf in pairs}
+    elsewhere = [(path, past) for (path, _name), past in sorted(history.jobs.items())
+                 if path not in estimated and past.previous_text and typical_runs(past)]
+    cold_texts = [serialize_job(pairs[k][0], pairs[k][1], profile) for k in own]
+    cold_texts += [str(past.previous_text) for _path, past in elsewhere]
+    got = predictor.predict(cold_texts) if cold_texts else []
+    cold_log = [math.log(max(rt.p50, 1.0)) for rt in runtimes]  # the others' texts are cold
+    for k, rt in zip(own, got, strict=False):
+        cold_log[k] = math.log(max(rt.p50, 1.0))
+    has_own = set(own)
+    items = [Item(wf.path, job.id, cold_log[k],
+                  typical_runs(_past_of(job, wf, history)) if k in has_own else (),
+                  own=k in has_own, traits=traits_of(job.name, job.matrix, job.runs_on))
+             for k, (job, wf) in enumerate(pairs)]
+    items += [Item(path, "", math.log(max(rt.p50, 1.0)), typical_runs(past), own=True)
+              for (path, past), rt in zip(elsewhere, got[len(own):], strict=True)]
+    for k, res in enumerate(resolve(items)[:len(pairs)]):
+        if res is None or res.source is None:
             continue
-        past = history.for_job(wf.path, job.name)
-        times = [t for t in (past.runtimes if past is not None else ()) if t and t > 0]
-        if times:
-            latest.setdefault(job.id, []).append((job.name, times[-1]))
-    return latest
+        runtimes[k] = runtime_of(res, runtimes[k], offsets)
+        evidence_runs[k] = res.runs
+        warm[k] = (res.runs if res.source == "siblings" else None, res.source, None)
+    return evidence_runs
 
 
 def _callers(workflows: Sequence[Workflow]) -> dict[str, list[str]]:
@@ -299,29 +305,36 @@ def _callers(workflows: Sequence[Workflow]) -> dict[str, list[str]]:
 def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError],
                        predictor: Predictor, profile: RepoProfile | None = None,
                        sizing: SizingOptions | None = None,
-                       history: HistoryIndex | None = None) -> dict[str, Any]:
+                       history: HistoryIndex | None = None,
+                       offsets: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
     """Predict every job instance of ``workflows`` in one batch and assemble the result.
 
     With ``history``, a job whose matrix is computed at run time is first expanded into
-    the instances of its latest runs."""
+    the instances of its latest runs, and a job without runs of its own is predicted from
+    the closest evidence the repository has (``offsets``: the calibrated bands per source,
+    default the shipped ones, :mod:`laser_ci.predictors.evidence_bands`)."""
     opts = sizing or SizingOptions()
     if history is not None:
         workflows = [runtime_matrix.expand(wf, history.runs_of(wf.path)) for wf in workflows]
     for wf in workflows:  # a job on a runner GitHub retired fails before it starts: so
         skip_after(wf.jobs, _retired_jobs(wf, opts))  # do the jobs that need it
-    siblings = {wf.path: _siblings(wf, history) for wf in workflows}
-    prepared = [_job_text_from(job, wf, profile, history, siblings[wf.path])
-                for wf in workflows for job in wf.jobs]
+    pairs = [(job, wf) for wf in workflows for job in wf.jobs]
+    prepared = [_job_text_from(job, wf, profile, history) for job, wf in pairs]
     texts = [t for t, _, _, _ in prepared]
     warm = [(n, source, failures) for _, n, source, failures in prepared]
-    runtimes = predictor.predict(texts) if texts else []
+    runtimes = list(predictor.predict(texts)) if texts else []
+    if offsets is None:
+        from laser_ci.predictors.evidence_bands import load_offsets
+
+        offsets = load_offsets()
+    evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
+                                   offsets)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
-    others = (_OtherRunners(predictor, profile, history, siblings)
+    others = (_OtherRunners(predictor, profile, history)
               if predicts_runner_sizes(predictor) else None)
     if others is not None:
-        pairs = [(job, wf) for wf in workflows for job in wf.jobs]
         for k, ((job, wf), rt) in enumerate(zip(pairs, runtimes, strict=True)):  # dry pass
-            _size_job(job, rt, others.predict_on(k, job, wf, rt), opts)
+            _size_job(job, rt, others.predict_on(k, job, wf, rt), opts, warm[k][1])
         others.gather()
     callers = _callers(workflows)
     out: list[dict[str, Any]] = []
@@ -342,11 +355,12 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                                   if history is not None else ())
             fields, cost = _size_job(job, runtime, None if others is None
                                      else others.predict_on(k, job, wf, None), opts,
-                                     usage, monthly)
-            k += 1
+                                     source, usage, monthly)
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
+                         "evidence_runs": evidence_runs[k],
                          "history_failures": None if failures is None else failures.to_json(),
                          **fields})
+            k += 1
             # A job whose `if:` is false on every trigger never runs, and one on a runner
             # GitHub retired fails without running: neither bills nor takes time.
             running.append(job.events != () and not fields["runner"].get("retired"))
@@ -459,8 +473,13 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
                    history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
     workflows, errors = read_workflows(files, targets)
+    offsets = None  # the shipped bands per evidence source; a --model folder's own
+    if model_dir is not None:
+        from laser_ci.predictors.evidence_bands import default_file, load_offsets
+
+        offsets = load_offsets(default_file(model_dir))
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
-                              profile, sizing, history)
+                              profile, sizing, history, offsets)
 
 
 def _workflows_of(arg: str) -> str:

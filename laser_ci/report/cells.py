@@ -112,6 +112,11 @@ def history_cell(job: Mapping[str, Any]) -> str:
     n = history_runs(job)
     if n is not None and job.get("history_source") == "siblings":
         return f"warm (its siblings' latest {plural(n, 'run')})"  # new since its latest runs
+    m = job.get("evidence_runs")
+    if job.get("history_source") in ("workflow", "repository") and isinstance(m, int) and m > 0:
+        of = "its workflow's other jobs" if job["history_source"] == "workflow" else \
+            "the repository's other workflows"
+        return f"new: from {of} ({plural(m, 'run')})"
     return "cold" if n is None else f"warm ({plural(n, 'run')}{failed_words(job, n)})"
 
 

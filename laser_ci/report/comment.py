@@ -331,11 +331,15 @@ def _history_line(result: Mapping[str, Any]) -> str:
     history = result.get("history")
     branch = history.get("branch") if isinstance(history, Mapping) else None
     on = f" on {_code(str(branch))}" if branch else ""
-    if warm == 0:
+    jobs = [j for wf in visible_workflows(result) for j in wf.get("jobs") or ()]
+    lent = sum(1 for j in jobs if j.get("history_source") in ("workflow", "repository"))
+    if warm == 0 and not lent:
         return f"History: all {_plural(n, 'job')} **cold** (predicted from the workflow files alone)"
+    from_others = (f", {lent} new, calibrated by the repository's other runs{on}"
+                   if lent else "")  # issue 49: history_source workflow / repository
     return (
         f"History: **{warm} of {_plural(n, 'job')} warm** (predicted with their earlier "
-        f"runs{on}), {n - warm} cold"
+        f"runs{on}){from_others}, {n - warm - lent} cold"
     )
 
 

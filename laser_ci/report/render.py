@@ -66,8 +66,12 @@ def _job_note(job: Mapping[str, Any]) -> str:
         notes.append(f"{n} of its last {known} runs with a known end failed, after "
                      f"{format_duration(median)} (median)")
     if job.get("history_source") == "siblings":
-        notes.append("new since its latest runs: predicted from its configuration and the "
-                     "latest runs of the other instances")
+        notes.append("no runs of its own: predicted from the runs of the other instances "
+                     "of its matrix")
+    elif job.get("history_source") in ("workflow", "repository"):
+        of = "its workflow's other jobs" if job["history_source"] == "workflow" else \
+            "the repository's other workflows"
+        notes.append(f"no runs of its own: its cold guess calibrated by the runs of {of}")
     events = events_words(job)
     if events:
         notes.append(events)

@@ -41,8 +41,11 @@ def over_timeout(job: Mapping[str, Any]) -> tuple[float, float] | None:
     """``(p90 minutes, timeout minutes)`` when the job's p90 exceeds its timeout, else None.
 
     A job without ``timeout-minutes`` gets GitHub's default of 360. A timeout that is an
-    expression (not a number) is not checked.
+    expression (not a number) is not checked, nor is a cold guess (``history_source`` null:
+    its advice says it cannot tell yet, :func:`laser_ci.sizing.advice.advise`).
     """
+    if "history_source" in job and job["history_source"] is None:
+        return None
     p90 = _num((job.get("runtime_s") or {}).get("p90"))
     if p90 is None:
         return None

@@ -163,6 +163,11 @@ def _eval_cv(data_dir: str, folds: int, **kw: Any) -> None:
 @click.option("--lm-reuse", is_flag=True,
               help="--folds: score the fold models an earlier run kept in --lm-keep instead "
                    "of fine-tuning again (e.g. for another --kind); fine-tune the missing.")
+@click.option("--new-jobs", is_flag=True, expose_value=False,
+              callback=lambda ctx, _p, v: ctx.meta.__setitem__("laser_ci.new_jobs", v),
+              help="Score jobs the repository has not run yet against the cold prediction "
+                   "(new instance, new job, new workflow in a known repository: "
+                   "laser_ci.training.new_jobs) with the default predictor, instead.")
 @click.pass_context
 def eval_command(
     ctx: click.Context,
@@ -203,6 +208,13 @@ def eval_command(
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
+
+    if ctx.meta.get("laser_ci.new_jobs"):  # issue 49: laser_ci.training.new_jobs
+        from laser_ci.predictors.choice import load_predictor
+        from laser_ci.training.new_jobs import eval_new_jobs
+
+        click.echo(eval_new_jobs(data_dir, load_predictor(model_dir), fmt), nl=False)
+        return
 
     cv_only = {"--write-cards": write_cards, "--reference": reference, "--jobs": jobs,
                "--lm-base": lm_base,
