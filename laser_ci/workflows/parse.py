@@ -29,11 +29,9 @@ Nothing here raises on bad input: problems become :class:`ReadError` entries.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from laser_ci.workflows import names
 from laser_ci.workflows.expressions import (
@@ -49,15 +47,25 @@ from laser_ci.workflows.expressions import (
     to_text,
     unknown_refs,
 )
+from laser_ci.workflows.files import (
+    OUT_OF_REPO,
+    DiskFiles,
+    FileSource,
+    find_repo_root,
+    normalize,
+    root_of,
+    why_unreadable,
+    workflow_targets,
+)
 from laser_ci.workflows.graph import check_needs
 from laser_ci.workflows.matrix import expand_matrix
 from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
 from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffix
-from laser_ci.workflows.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
+from laser_ci.workflows.yamlload import LoadResult, YDict, load_yaml
 
 __all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
-           "find_repo_root", "matrix_suffix", "normalize", "read_paths", "read_workflows",
-           "root_of", "triggers_of", "workflow_targets"]
+           "OUT_OF_REPO", "find_repo_root", "matrix_suffix", "normalize", "read_paths",
+           "read_workflows", "root_of", "triggers_of", "why_unreadable", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
 # workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
@@ -70,98 +78,6 @@ MAX_EXPANDED_NODES = 500_000
 # "If a `default` parameter is not set, the default value of the input is `false` for a
 # boolean, `0` for a number, and `""` for a string" (GitHub docs, on.workflow_call.inputs).
 _TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
-
-
-OUT_OF_REPO = "a symbolic link out of the repository"
-# What asking the file system about a path can raise: OSError (permission denied on a
-# folder on the way), RuntimeError (a link loop, Python < 3.13), ValueError (a NUL byte).
-_PATH_ERRORS = (OSError, RuntimeError, ValueError)
-
-
-def _inside(target: Path, root: Path) -> bool:
-    return target == root or root in target.parents
-
-
-class FileSource(Protocol):
-    """Repo-relative files; ``None`` for a file it does not have.
-
-    A source may also say why it has no file at a path (``why_missing(path) -> str | None``:
-    too large to fetch, a link to something outside the repository); the error then says so
-    instead of "no such file".
-    """
-
-    def get(self, path: str, /) -> str | bytes | None: ...
-
-
-class DiskFiles:
-    """Repo-relative file access under ``root``; never escapes it, reads at most MAX_BYTES+1."""
-
-    def __init__(self, root: str | os.PathLike[str], *, known_root: bool | None = None) -> None:
-        self.root = Path(root).resolve()
-        # Whether ``root`` is a repository's root (given, or it holds ``.github``), not a
-        # guess: only then is a ``./`` action that is not there known to be missing.
-        try:
-            self.known_root = (known_root if known_root is not None
-                               else (self.root / ".github").is_dir())
-        except _PATH_ERRORS:
-            self.known_root = False
-
-    def get(self, path: str, /) -> bytes | None:
-        try:
-            target = (self.root / path).resolve()
-            if not _inside(target, self.root) or not target.is_file():  # a fifo would block
-                return None
-            with open(target, "rb") as fh:
-                return fh.read(MAX_BYTES + 1)
-        except _PATH_ERRORS:  # unreadable, a link loop, a NUL byte in the name
-            return None
-
-    def why_missing(self, path: str, /) -> str | None:
-        return why_unreadable(self.root / path, self.root)
-
-
-def why_unreadable(p: Path, root: Path) -> str | None:
-    """``None`` for a regular file that lies in ``root`` (resolved), else why it cannot be
-    read as a workflow, in words. Never raises."""
-    try:
-        if "\0" in str(p):
-            raise ValueError("embedded null byte")
-        if not os.path.lexists(p):  # nothing there: say so, wherever it was meant to be
-            return "no such file or directory"
-        target = p.resolve()
-        if not _inside(target, root):
-            lexical = Path(os.path.abspath(p))
-            return OUT_OF_REPO if _inside(lexical, root) or p.is_symlink() \
-                else f"outside the repository root {root}"
-        if p.is_symlink() and not p.exists():
-            return "broken symbolic link"
-        if target.is_dir():
-            return "a folder, not a workflow file"
-        if target.is_file():
-            return None if os.access(target, os.R_OK) else "not readable (permission denied)"
-        if target.exists():
-            return "not a regular file"
-        return "no such file or directory"
-    except RuntimeError:
-        return "a symbolic link loop"
-    except ValueError:
-        return "not a valid path (a NUL byte in its name)"
-    except OSError as exc:
-        return f"not readable ({exc.strerror or 'error'})"
-
-
-def normalize(path: str) -> str:
-    """Repo-relative POSIX form: no leading ``./``, no trailing slash."""
-    parts: list[str] = []
-    for part in path.replace("\\", "/").split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return "/".join(parts)
 
 
 def triggers_of(on: Any) -> list[str]:
@@ -736,81 +652,6 @@ def read_workflows(files: FileSource, targets: Sequence[str]) -> tuple[list[Work
     reader = _Reader(files)
     workflows = [wf for t in targets if (wf := reader.read(normalize(t))) is not None]
     return workflows, reader.errors
-
-
-def find_repo_root(start: Path) -> Path:
-    """The nearest folder at or above ``start`` that holds ``.github`` (else ``start``)."""
-    try:
-        start = start.resolve()
-        here = start if start.is_dir() else start.parent
-    except _PATH_ERRORS:  # a link loop, a folder it may not enter: read as given
-        start = Path(os.path.abspath(start))
-        here = start.parent
-    for folder in (here, *here.parents):
-        try:
-            if (folder / ".github").is_dir():
-                return folder
-        except _PATH_ERRORS:
-            continue
-    return here
-
-
-def root_of(paths: Sequence[str], repo_root: str | None = None) -> Path:
-    """The repository root for CLI ``paths``: ``repo_root`` when given, else the root
-    (:func:`find_repo_root`) of the first path that exists, so that a mistyped path
-    (reported on its own) cannot move the root that every other file is read against."""
-    if repo_root:
-        return Path(repo_root).resolve()
-    for arg in paths:
-        try:
-            if os.path.lexists(arg):
-                return find_repo_root(Path(arg))
-        except _PATH_ERRORS:
-            continue
-    return find_repo_root(Path(paths[0]) if paths else Path("."))
-
-
-def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
-    """Expand CLI paths (files or folders) to repo-relative workflow paths.
-
-    A problem names its file repo-relative when the file lies in the repository, as the
-    reader's errors do, so that a file read twice (a target and a called workflow) is one
-    line; otherwise as given.
-    """
-    targets: list[str] = []
-    errors: list[ReadError] = []
-
-    def shown(f: Path) -> str:
-        try:  # the folder resolved, the file itself not (it may be a link)
-            if not os.path.lexists(f):  # not there: as typed, not under a root guessed for it
-                return str(f)
-            return (f.absolute().parent.resolve() / f.name).relative_to(repo_root).as_posix()
-        except _PATH_ERRORS:
-            return str(f)
-
-    for arg in paths:
-        p = Path(arg)
-        try:
-            is_dir = p.is_dir()
-        except _PATH_ERRORS:
-            is_dir = False
-        if is_dir:
-            try:
-                named = sorted(x for x in p.iterdir() if x.suffix in (".yml", ".yaml"))
-            except OSError as exc:
-                errors.append(ReadError(arg, None, f"folder not readable ({exc.strerror or 'error'})"))
-                continue
-            if not named:
-                errors.append(ReadError(arg, None, "no .yml or .yaml files in this folder"))
-        else:
-            named = [p]
-        for f in named:  # a broken link, a folder or a device named like a workflow: its error
-            why = why_unreadable(f, repo_root)
-            if why is not None:
-                errors.append(ReadError(shown(f), None, why))
-            else:
-                targets.append(f.resolve().relative_to(repo_root).as_posix())
-    return list(dict.fromkeys(targets)), errors
 
 
 def read_paths(paths: Sequence[str], repo_root: str | None = None
