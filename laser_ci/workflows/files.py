@@ -13,7 +13,8 @@ from typing import Protocol
 from laser_ci.workflows.model import ReadError
 from laser_ci.workflows.yamlload import MAX_BYTES
 
-__all__ = ["OUT_OF_REPO", "DiskFiles", "FileSource", "find_repo_root", "normalize", "root_of",
+__all__ = ["LOCAL_PREFIXES", "OUT_OF_REPO", "DiskFiles", "FileSource", "as_dot_slash",
+           "find_repo_root", "is_local", "local_target", "normalize", "root_of",
            "why_unreadable", "workflow_targets"]
 
 OUT_OF_REPO = "a symbolic link out of the repository"
@@ -92,6 +93,31 @@ def why_unreadable(p: Path, root: Path) -> str | None:
         return "not a valid path (a NUL byte in its name)"
     except OSError as exc:
         return f"not readable ({exc.strerror or 'error'})"
+
+
+LOCAL_PREFIXES = ("./", "$/")
+"""How a ``uses:`` names a file of the workflow's own repository: ``./`` (in the workspace,
+usually the checkout) and ``$/`` (GitHub's self-repository reference, changelog of
+2026-07-30: the workflow's own repository at the exact commit that is running, with no
+checkout required; it works wherever ``./`` works)."""
+
+
+def is_local(uses: str) -> bool:
+    """Whether a ``uses:`` value names a file of the workflow's own repository."""
+    return uses.startswith(LOCAL_PREFIXES)
+
+
+def local_target(uses: str) -> str | None:
+    """The repo-relative path a local ``uses:`` (``./x``, ``$/x``) names; None otherwise."""
+    if not is_local(uses):
+        return None
+    return normalize(uses[2:].split("@", 1)[0])
+
+
+def as_dot_slash(uses: str) -> str:
+    """``$/x`` written as ``./x``: the same file at the same commit wherever the job reads
+    it (the job text the model reads spells a local reference as it was trained on)."""
+    return "./" + uses[2:] if uses.startswith("$/") else uses
 
 
 def normalize(path: str) -> str:

@@ -51,7 +51,10 @@ from laser_ci.workflows.files import (
     OUT_OF_REPO,
     DiskFiles,
     FileSource,
+    as_dot_slash,
     find_repo_root,
+    is_local,
+    local_target,
     normalize,
     root_of,
     why_unreadable,
@@ -187,7 +190,7 @@ def _may_add_files(step: Step) -> bool:
         return True
     if not step.uses:
         return False
-    if step.uses.startswith("./"):  # a composite action by its steps; any other runs code
+    if is_local(step.uses):  # a composite action by its steps; any other runs code
         return step.composite is None or any(_may_add_files(s) for s in step.composite)
     if step.uses.split("@", 1)[0].lower() == "actions/checkout":
         return any(k in step.with_ for k in ("repository", "ref", "path", "sparse-checkout",
@@ -483,10 +486,10 @@ class _Reader:
     def call_workflow(self, caller: JobInstance, uses: str, job: dict[str, Any],
                       ctx: dict[str, Any], group_ctx: dict[str, Any], call: _Call,
                       parts: names.Parts) -> list[JobInstance]:
-        if not uses.startswith("./"):
+        target = local_target(uses)
+        if target is None:
             caller.remote_workflow = uses
             return [caller]
-        target = normalize(uses.split("@", 1)[0])
         if target in call.chain:
             self.error(call.path, caller.line,
                        f"reusable workflow cycle: {' -> '.join(call.chain + (target,))}")
@@ -584,10 +587,14 @@ class _Reader:
             if not isinstance(raw, dict):
                 self.error(path, line, "a step is not a mapping")
                 continue
+            uses = to_text(raw["uses"]).strip() if raw.get("uses") is not None else None
+            # `$/x` is read at the running commit, whatever earlier steps did; the step
+            # keeps it as `./x`, the form the job text has always shown
+            pinned = uses is not None and uses.startswith("$/")
             step = Step(
                 name=to_text(raw["name"]) if raw.get("name") is not None else None,
                 id=to_text(raw["id"]) if raw.get("id") is not None else None,
-                uses=to_text(raw["uses"]).strip() if raw.get("uses") is not None else None,
+                uses=as_dot_slash(uses) if uses is not None else None,
                 run=to_text(raw["run"]) if raw.get("run") is not None else None,
                 with_=_as_dict(raw.get("with")),
                 env=_as_dict(raw.get("env")),
@@ -599,11 +606,11 @@ class _Reader:
                 continue_on_error=raw.get("continue-on-error"),
             )
             if step.uses and step.uses.startswith("./") and depth < MAX_ACTION_DEPTH:
-                step.composite = self.read_action(step, depth, made)
-                if (not made and getattr(self.files, "known_root", True)
+                step.composite = self.read_action(step, depth, made and not pinned)
+                if ((pinned or not made) and getattr(self.files, "known_root", True)
                         and not has_expression(step.uses) and not self.has_action(step.uses)):
                     self.error(path, _line(raw, "uses") or line,
-                               f"local action {step.uses} not found: no action.yml, "
+                               f"local action {uses} not found: no action.yml, "
                                "action.yaml or Dockerfile there (GitHub fails the job at "
                                "this step)")
             made = made or _may_add_files(step)
