@@ -308,9 +308,11 @@ def test_all_job_fields_are_read() -> None:
 
 
 def test_strategy_values_see_inputs() -> None:
+    # read on its own, a callable workflow's input is its default (a dispatched one's is
+    # what the user types: tests/test_dispatch_event.py)
     wf, _ = read_text("""
 on:
-  workflow_dispatch:
+  workflow_call:
     inputs:
       parallel: {type: number, default: 3}
 jobs:

@@ -6,6 +6,7 @@ why a path cannot be read is said in words (:func:`why_unreadable`)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -14,7 +15,7 @@ from laser_ci.workflows.model import ReadError
 from laser_ci.workflows.yamlload import MAX_BYTES
 
 __all__ = ["LOCAL_PREFIXES", "OUT_OF_REPO", "DiskFiles", "FileSource", "as_dot_slash",
-           "find_repo_root", "is_local", "local_target", "normalize", "root_of",
+           "find_repo_root", "is_local", "local_target", "normalize", "origin_repository", "root_of",
            "why_unreadable", "workflow_targets"]
 
 OUT_OF_REPO = "a symbolic link out of the repository"
@@ -207,3 +208,51 @@ def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], 
             else:
                 targets.append(f.resolve().relative_to(repo_root).as_posix())
     return list(dict.fromkeys(targets)), errors
+
+
+_REMOTE = re.compile(r"""^\s*\[\s*remote\s+"origin"\s*\]\s*$""", re.IGNORECASE)
+_SECTION = re.compile(r"^\s*\[")
+_URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$", re.IGNORECASE)
+_OWNER_NAME = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/*$")
+
+
+def _git_config(root: Path) -> Path | None:
+    """The ``config`` of the git repository at ``root``: ``.git/config``, or for a worktree
+    (``.git`` is a file ``gitdir: …``) its common folder's."""
+    dot = root / ".git"
+    try:
+        if dot.is_dir():
+            return dot / "config"
+        if not dot.is_file():
+            return None
+        text = dot.read_text(encoding="utf-8", errors="replace")[:4096]
+        m = re.match(r"gitdir:\s*(.+?)\s*$", text, re.MULTILINE)
+        if m is None:
+            return None
+        gitdir = (root / m.group(1)).resolve()
+        common = gitdir / "commondir"
+        if common.is_file():
+            gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+        return gitdir / "config"
+    except _PATH_ERRORS:
+        return None
+
+
+def origin_repository(root: str | os.PathLike[str]) -> str | None:
+    """``owner/name`` of the checkout's ``origin`` remote, read from its git config (git is
+    not run: the checkout may be a pull request's); None when there is none."""
+    config = _git_config(Path(root))
+    try:
+        if config is None or not config.is_file():
+            return None
+        lines = config.read_text(encoding="utf-8", errors="replace")[:1_000_000].splitlines()
+    except _PATH_ERRORS:
+        return None
+    inside = False
+    for line in lines:
+        if _SECTION.match(line):
+            inside = bool(_REMOTE.match(line))
+        elif inside and (m := _URL.match(line)):
+            found = _OWNER_NAME.search(m.group(1).strip().strip('"'))
+            return f"{found.group(1)}/{found.group(2)}" if found else None
+    return None

@@ -35,6 +35,7 @@ from typing import Any
 
 from laser_ci.workflows import names
 from laser_ci.workflows.expressions import (
+    ANY,
     FullContext,
     Unknown,
     as_written,
@@ -56,6 +57,7 @@ from laser_ci.workflows.files import (
     is_local,
     local_target,
     normalize,
+    origin_repository,
     root_of,
     why_unreadable,
     workflow_targets,
@@ -67,7 +69,8 @@ from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffi
 from laser_ci.workflows.yamlload import LoadResult, YDict, load_yaml
 
 __all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
-           "OUT_OF_REPO", "find_repo_root", "matrix_suffix", "normalize", "read_paths",
+           "OUT_OF_REPO", "find_repo_root", "matrix_suffix", "normalize", "origin_repository",
+           "read_paths",
            "read_workflows", "root_of", "triggers_of", "why_unreadable", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
@@ -107,14 +110,33 @@ _INPUT_EVENTS = ("workflow_call", "workflow_dispatch")
 
 def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
                     ) -> dict[str, Any]:
-    """Declared ``inputs`` defaults of a callable/dispatchable workflow."""
+    """The ``inputs`` context of a workflow read on its own: a ``workflow_dispatch`` input
+    is what the user types (an :class:`Unknown` that may be its default: a default only
+    pre-fills the form); a callable workflow's input its declared default, as it has no
+    caller here."""
     inputs: dict[str, Any] = {}
     for event in events:
         declared = _as_dict(_as_dict(_as_dict(on).get(event)).get("inputs"))
         for name, spec in declared.items():
-            if isinstance(spec, dict) and "default" in spec:
+            if event == "workflow_dispatch":
+                default = _as_dict(spec).get("default")
+                options = _as_dict(spec).get("options")
+                known = tuple(o for o in (options if isinstance(options, list) else [default])
+                              if o is not None)
+                kind = str(_as_dict(spec).get("type", "string"))
+                closed = kind == "choice" and bool(known) or kind == "boolean"
+                inputs[str(name)] = Unknown(
+                    refs=(f"inputs.{name}",),
+                    options=(True, False) if kind == "boolean" else known,
+                    open=None if closed else ANY, text=f"${{{{ inputs.{name} }}}}")
+            elif isinstance(spec, dict) and "default" in spec:
                 inputs.setdefault(str(name), spec["default"])
     return inputs
+
+
+def _input_refs(value: Any) -> tuple[str, ...]:
+    """The ``inputs.*`` a value only known at run time depends on, as written."""
+    return tuple(r for r in unknown_refs(value) if r.lower().startswith("inputs."))
 
 
 def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> None:
@@ -234,14 +256,32 @@ class _Call:
     chain: tuple[str, ...] = ()
 
 
-def _github_context(triggers: Sequence[str]) -> dict[str, Any]:
-    """What ``github`` holds before a run: ``event_name``, one of the workflow's triggers.
-    A workflow that can be called runs with its caller's event: unknown."""
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target", "merge_group")
+"""The events of a pull request's run, the one the Action's comment is about."""
+
+
+def _github_context(triggers: Sequence[str], repository: str | None = None,
+                    event: str | None = None) -> dict[str, Any]:
+    """What ``github`` holds before a run: ``event_name``, one of the workflow's triggers
+    (``event`` when given and among them), and ``repository``/``repository_owner`` when
+    known. A workflow that can be called runs with its caller's event: unknown."""
+    known: dict[str, Any] = {}
+    if repository and "/" in repository:
+        known = {"repository": repository, "repository_owner": repository.split("/", 1)[0]}
+    if event is not None and event in triggers:
+        return {**known, "event_name": event}
     if not triggers or "workflow_call" in triggers:
-        return {}
+        return known
     if len(triggers) == 1:
-        return {"event_name": triggers[0]}
-    return {"event_name": Unknown(refs=("github.event_name",), options=tuple(triggers), open=None)}
+        return {**known, "event_name": triggers[0]}
+    return {**known, "event_name": Unknown(refs=("github.event_name",), options=tuple(triggers),
+                                           open=None)}
+
+
+def pick_event(triggers: Sequence[str]) -> str | None:
+    """The trigger whose run a value that differs per trigger is shown for: a pull
+    request's (``pull_request``, ``pull_request_target``, ``merge_group``), else none."""
+    return next((e for e in PULL_REQUEST_EVENTS if e in triggers), None)
 
 
 def _settle(evaluated: Any, written: Any) -> Any:
@@ -251,8 +291,10 @@ def _settle(evaluated: Any, written: Any) -> Any:
 
 
 class _Reader:
-    def __init__(self, files: FileSource) -> None:
+    def __init__(self, files: FileSource, repository: str | None = None,
+                 event: str | None = None) -> None:
         self.files = files
+        self.repository, self.event = repository, event
         self.cache: dict[str, LoadResult] = {}
         self.actions: dict[str, bool] = {}  # local action folder -> has an action file
         self.errors: list[ReadError] = []
@@ -320,12 +362,16 @@ class _Reader:
             concurrency=doc.get("concurrency"),
             permissions=doc.get("permissions"),
         )
-        # Read on its own, a callable or dispatchable workflow sees its inputs' defaults.
-        inputs = _input_defaults(on)
+        # Read on its own, a callable workflow sees its inputs' defaults, a dispatched one
+        # what the user types; a run of another event has no inputs.
         triggers = tuple(wf.triggers)
+        inputs: dict[str, Any] = _input_defaults(on)
+        if self.event in triggers and self.event not in _INPUT_EVENTS:
+            inputs = FullContext({})
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
-                                              github=_github_context(triggers)))
+                                              github=_github_context(
+                                                  triggers, self.repository, self.event)))
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
@@ -383,6 +429,7 @@ class _Reader:
             [str(n) for n in needs_raw if isinstance(n, (str, int))]
             if isinstance(needs_raw, list) else [])
         events = self.job_events(job.get("if"), call, bool(needs))
+        if_inputs = self.if_inputs(job.get("if"), call) if events != () else ()
         # A job whose `if:` is false on every trigger is skipped before its matrix is
         # expanded: GitHub shows one check, its name as written (actions/runner#952;
         # `test (${{ matrix.os }})`, or the plain name without a suffix).
@@ -410,6 +457,7 @@ class _Reader:
             parts = names.name_parts(job_id, job.get("name"), ctx, suffix_keys=keys,
                                      dynamic=dynamic, matrix_refs=matrix_refs)
             runs_on = evaluate_value(job.get("runs-on"), ctx)
+            runs_on, by_event = self.per_event(job.get("runs-on"), runs_on, ctx, call, events)
             timeout = evaluate_value(job.get("timeout-minutes"), ctx)
             if unexpanded:  # the name as GitHub shows it: never evaluated, nothing to learn
                 parts = (name,)
@@ -443,6 +491,8 @@ class _Reader:
                 events=events,
                 raw_if=job.get("if"),
                 string_step_ifs=_string_step_ifs(job.get("steps")),
+                if_inputs=if_inputs,
+                runs_on_events=by_event,
             )
             full = names.join(call.name_prefix, parts) if call.name_prefix else parts
             instance.name_parts = () if names.is_known(full) else full
@@ -463,6 +513,9 @@ class _Reader:
         # Before the run, the jobs a job needs are taken to succeed or fail: unknown.
         status = None if has_needs else {"success": True, "failure": False}
         ctx = {"inputs": call.inputs or {}, "github": call.github}
+        event = call.github.get("event_name")
+        if len(call.chain) == 1 and isinstance(event, str) and event not in _INPUT_EVENTS:
+            ctx["inputs"] = FullContext({})  # a run of this event has no inputs
         if not call.triggers or "workflow_call" in call.triggers or "event_name" not in call.github:
             runs = condition(if_, ctx, status=status) is not False
             mine: tuple[str, ...] | None = None if runs else ()
@@ -481,6 +534,45 @@ class _Reader:
         if call.events is None:
             return mine
         return call.events if mine is None else tuple(t for t in call.events if t in mine)
+
+    def per_event(self, written: Any, value: Any, ctx: dict[str, Any], call: _Call,
+                  events: tuple[str, ...] | None) -> tuple[Any, dict[str, Any]]:
+        """A value that depends on ``github.event_name`` evaluated for each trigger the job
+        runs on: one value when they agree; else the pull request run's (:func:`pick_event`)
+        and every trigger's, by trigger."""
+        if is_known(value) or not isinstance(call.github.get("event_name"), Unknown) \
+                or not any(r.lower() == "github.event_name" for r in unknown_refs(value)):
+            return value, {}
+        called = len(call.chain) > 1
+        per: dict[str, Any] = {}
+        for t in events if events is not None else call.triggers:
+            inputs = ctx["inputs"] if called or t in _INPUT_EVENTS else FullContext({})
+            one = evaluate_value(written, {**ctx, "inputs": inputs,
+                                           "github": {**call.github, "event_name": t}})
+            if is_known(one):
+                per[t] = one
+        if not per:
+            return value, {}
+        distinct = list({repr(v): v for v in per.values()}.values())
+        complete = len(per) == len(events if events is not None else call.triggers)
+        if len(distinct) == 1 and complete:
+            return distinct[0], {}
+        pick = pick_event(tuple(per))
+        return (per[pick] if pick is not None else value), per
+
+    def if_inputs(self, if_: Any, call: _Call) -> tuple[str, ...]:
+        """The inputs a user types (``workflow_dispatch``) that decide whether the job's
+        ``if:`` lets it run: it may run, depending on them."""
+        event = call.github.get("event_name")
+        if if_ is None or len(call.chain) == 1 and (
+                "workflow_dispatch" not in call.triggers
+                or isinstance(event, str) and event != "workflow_dispatch"):
+            return ()
+        github = call.github if len(call.chain) > 1 else {**call.github,
+                                                          "event_name": "workflow_dispatch"}
+        result = condition(if_, {"inputs": call.inputs or {}, "github": github},
+                           status={"success": True, "failure": False})
+        return tuple(dict.fromkeys(_input_refs(result))) if isinstance(result, Unknown) else ()
 
     # -- reusable workflows --------------------------------------------------------------
     def call_workflow(self, caller: JobInstance, uses: str, job: dict[str, Any],
@@ -653,10 +745,12 @@ class _Reader:
         return None
 
 
-def read_workflows(files: FileSource, targets: Sequence[str]) -> tuple[list[Workflow],
-                                                                        list[ReadError]]:
-    """Read each target workflow (repo-relative path) from ``files``."""
-    reader = _Reader(files)
+def read_workflows(files: FileSource, targets: Sequence[str], *, repository: str | None = None,
+                   event: str | None = None) -> tuple[list[Workflow], list[ReadError]]:
+    """Read each target workflow (repo-relative path) from ``files``. ``repository``
+    (``owner/name``) is ``github.repository``; ``event``: read each workflow that has this
+    trigger as a run of it (``github.event_name``), else over all its triggers."""
+    reader = _Reader(files, repository, event)
     workflows = [wf for t in targets if (wf := reader.read(normalize(t))) is not None]
     return workflows, reader.errors
 
