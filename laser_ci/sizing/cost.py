@@ -330,12 +330,17 @@ def load_runner_prices(path: str | os.PathLike[str]) -> dict[str, float]:
     """Prices of runners GitHub does not sell, from a JSON or YAML file mapping each runner
     label to USD per minute (``{"electron-arc-linux-amd64-32core": 0.05}``); a line naming
     the file and what is wrong (ValueError) when it is not that."""
-    from laser_ci.workflows.yamlload import load_yaml
-
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise ValueError(f"runner prices {path}: {exc.strerror or exc}") from exc
+    return parse_runner_prices(raw, str(path))
+
+
+def parse_runner_prices(raw: str | bytes, path: str) -> dict[str, float]:
+    """:func:`load_runner_prices` of a file's text; ``path`` names it in errors."""
+    from laser_ci.workflows.yamlload import load_yaml
+
     loaded = load_yaml(raw)  # YAML 1.2 reads JSON as well
     if loaded.error:
         where = f"{path}:{loaded.error_line}" if loaded.error_line else str(path)
