@@ -66,6 +66,7 @@ from laser_ci.workflows.graph import check_needs
 from laser_ci.workflows.matrix import expand_matrix
 from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
 from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffix
+from laser_ci.workflows.schema import check_workflow
 from laser_ci.workflows.yamlload import LoadResult, YDict, load_yaml
 
 __all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
@@ -343,6 +344,8 @@ class _Reader:
             self.error(shown, _line(doc, "jobs") or 1, why)
             return None
         assert isinstance(doc, YDict)
+        for err in check_workflow(shown, doc):  # what GitHub refuses: said, still read
+            self.error(err.path, err.line, err.message)
         return doc
 
     # -- workflows -----------------------------------------------------------------------
