@@ -29,13 +29,12 @@ Nothing here raises on bad input: problems become :class:`ReadError` entries.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from laser_ci.workflows import names
 from laser_ci.workflows.expressions import (
-    ANY,
     FullContext,
     Unknown,
     as_written,
@@ -44,7 +43,6 @@ from laser_ci.workflows.expressions import (
     has_expression,
     is_known,
     string_condition,
-    substitute,
     to_text,
     unknown_refs,
 )
@@ -62,17 +60,26 @@ from laser_ci.workflows.files import (
     why_unreadable,
     workflow_targets,
 )
-from laser_ci.workflows.graph import check_needs
+from laser_ci.workflows.graph import check_needs, skip_after
 from laser_ci.workflows.matrix import expand_matrix
 from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
 from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffix
+from laser_ci.workflows.references import substitute
+from laser_ci.workflows.run_context import (
+    INPUT_EVENTS,
+    PULL_REQUEST_EVENTS,
+    github_context,
+    input_defaults,
+    input_refs,
+    pick_event,
+)
 from laser_ci.workflows.schema import check_workflow
 from laser_ci.workflows.yamlload import LoadResult, YDict, load_yaml
 
-__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
-           "OUT_OF_REPO", "find_repo_root", "matrix_suffix", "normalize", "origin_repository",
-           "read_paths",
-           "read_workflows", "root_of", "triggers_of", "why_unreadable", "workflow_targets"]
+__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "OUT_OF_REPO", "PULL_REQUEST_EVENTS", "DiskFiles",
+           "FileSource", "display_name", "find_repo_root", "matrix_suffix", "normalize",
+           "origin_repository", "pick_event", "read_paths", "read_workflows", "root_of",
+           "skip_after", "triggers_of", "why_unreadable", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
 # workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
@@ -103,81 +110,6 @@ def _line(mapping: Any, key: Any) -> int | None:
 
 def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-_INPUT_EVENTS = ("workflow_call", "workflow_dispatch")
-"""The events whose runs have an ``inputs`` context (GitHub docs, Contexts: inputs)."""
-
-
-def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
-                    ) -> dict[str, Any]:
-    """The ``inputs`` context of a workflow read on its own: a ``workflow_dispatch`` input
-    is what the user types (an :class:`Unknown` that may be its default: a default only
-    pre-fills the form); a callable workflow's input its declared default, as it has no
-    caller here."""
-    inputs: dict[str, Any] = {}
-    for event in events:
-        declared = _as_dict(_as_dict(_as_dict(on).get(event)).get("inputs"))
-        for name, spec in declared.items():
-            if event == "workflow_dispatch":
-                default = _as_dict(spec).get("default")
-                options = _as_dict(spec).get("options")
-                known = tuple(o for o in (options if isinstance(options, list) else [default])
-                              if o is not None)
-                kind = str(_as_dict(spec).get("type", "string"))
-                closed = kind == "choice" and bool(known) or kind == "boolean"
-                inputs[str(name)] = Unknown(
-                    refs=(f"inputs.{name}",),
-                    options=(True, False) if kind == "boolean" else known,
-                    open=None if closed else ANY, text=f"${{{{ inputs.{name} }}}}")
-            elif isinstance(spec, dict) and "default" in spec:
-                inputs.setdefault(str(name), spec["default"])
-    return inputs
-
-
-def _input_refs(value: Any) -> tuple[str, ...]:
-    """The ``inputs.*`` a value only known at run time depends on, as written."""
-    return tuple(r for r in unknown_refs(value) if r.lower().startswith("inputs."))
-
-
-def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> None:
-    """A job that needs one that never runs, or one that fails before it starts
-    (``failing``: ids of jobs on a runner label GitHub retired), never runs either, unless
-    its ``if:`` asks for it with a status function (``always()``, ``!cancelled()``, or
-    ``failure()`` after a job that fails): GitHub skips it, as the implicit ``success()`` is
-    false. Such a job gets ``events = ()`` and ``skipped_after``, the need that stopped it;
-    followed down the chain."""
-    by_id: dict[str, list[JobInstance]] = {}
-    for job in jobs:
-        by_id.setdefault(job.id, []).append(job)
-    failed = set(failing)
-    # the jobs after a failing one, however far down (``failure()`` is true in them): a walk
-    # down the `needs` edges, not a recursion, as a chain may be hundreds of jobs long
-    needed_by: dict[str, set[str]] = {}
-    for job in jobs:
-        for n in job.needs:
-            needed_by.setdefault(n, set()).add(job.id)
-    after_failure: set[str] = set()
-    stack = sorted(failed)
-    while stack:
-        for dependent in needed_by.get(stack.pop(), ()):
-            if dependent not in after_failure:
-                after_failure.add(dependent)
-                stack.append(dependent)
-
-    changed = True
-    while changed:
-        never = {i for i, same in by_id.items() if all(j.events == () for j in same)}
-        stopped = never | failed
-        changed = False
-        for job in jobs:
-            after = next((n for n in job.needs if n in stopped), None)
-            if job.events == () or after is None:
-                continue
-            status = {"success": False, "failure": job.id in after_failure, "cancelled": False}
-            if job.raw_if is None or condition(job.raw_if, {}, status=status) is False:
-                job.events, job.skipped_after = (), after
-                changed = True
 
 
 def _string_step_ifs(steps: Any) -> tuple[str, ...]:
@@ -255,34 +187,6 @@ class _Call:
     triggers: tuple[str, ...] = ()
     events: tuple[str, ...] | None = None
     chain: tuple[str, ...] = ()
-
-
-PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target", "merge_group")
-"""The events of a pull request's run, the one the Action's comment is about."""
-
-
-def _github_context(triggers: Sequence[str], repository: str | None = None,
-                    event: str | None = None) -> dict[str, Any]:
-    """What ``github`` holds before a run: ``event_name``, one of the workflow's triggers
-    (``event`` when given and among them), and ``repository``/``repository_owner`` when
-    known. A workflow that can be called runs with its caller's event: unknown."""
-    known: dict[str, Any] = {}
-    if repository and "/" in repository:
-        known = {"repository": repository, "repository_owner": repository.split("/", 1)[0]}
-    if event is not None and event in triggers:
-        return {**known, "event_name": event}
-    if not triggers or "workflow_call" in triggers:
-        return known
-    if len(triggers) == 1:
-        return {**known, "event_name": triggers[0]}
-    return {**known, "event_name": Unknown(refs=("github.event_name",), options=tuple(triggers),
-                                           open=None)}
-
-
-def pick_event(triggers: Sequence[str]) -> str | None:
-    """The trigger whose run a value that differs per trigger is shown for: a pull
-    request's (``pull_request``, ``pull_request_target``, ``merge_group``), else none."""
-    return next((e for e in PULL_REQUEST_EVENTS if e in triggers), None)
 
 
 def _settle(evaluated: Any, written: Any) -> Any:
@@ -368,12 +272,12 @@ class _Reader:
         # Read on its own, a callable workflow sees its inputs' defaults, a dispatched one
         # what the user types; a run of another event has no inputs.
         triggers = tuple(wf.triggers)
-        inputs: dict[str, Any] = _input_defaults(on)
-        if self.event in triggers and self.event not in _INPUT_EVENTS:
+        inputs: dict[str, Any] = input_defaults(on)
+        if self.event in triggers and self.event not in INPUT_EVENTS:
             inputs = FullContext({})
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
-                                              github=_github_context(
+                                              github=github_context(
                                                   triggers, self.repository, self.event)))
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
@@ -517,7 +421,7 @@ class _Reader:
         status = None if has_needs else {"success": True, "failure": False}
         ctx = {"inputs": call.inputs or {}, "github": call.github}
         event = call.github.get("event_name")
-        if len(call.chain) == 1 and isinstance(event, str) and event not in _INPUT_EVENTS:
+        if len(call.chain) == 1 and isinstance(event, str) and event not in INPUT_EVENTS:
             ctx["inputs"] = FullContext({})  # a run of this event has no inputs
         if not call.triggers or "workflow_call" in call.triggers or "event_name" not in call.github:
             runs = condition(if_, ctx, status=status) is not False
@@ -529,7 +433,7 @@ class _Reader:
             called = len(call.chain) > 1
             mine = tuple(t for t in call.triggers
                          if condition(if_, {"inputs": ctx["inputs"] if called
-                                            or t in _INPUT_EVENTS else FullContext({}),
+                                            or t in INPUT_EVENTS else FullContext({}),
                                             "github": {**call.github, "event_name": t}},
                                       status=status) is not False)
             if len(mine) == len(call.triggers):
@@ -549,7 +453,7 @@ class _Reader:
         called = len(call.chain) > 1
         per: dict[str, Any] = {}
         for t in events if events is not None else call.triggers:
-            inputs = ctx["inputs"] if called or t in _INPUT_EVENTS else FullContext({})
+            inputs = ctx["inputs"] if called or t in INPUT_EVENTS else FullContext({})
             one = evaluate_value(written, {**ctx, "inputs": inputs,
                                            "github": {**call.github, "event_name": t}})
             if is_known(one):
@@ -575,7 +479,7 @@ class _Reader:
                                                           "event_name": "workflow_dispatch"}
         result = condition(if_, {"inputs": call.inputs or {}, "github": github},
                            status={"success": True, "failure": False})
-        return tuple(dict.fromkeys(_input_refs(result))) if isinstance(result, Unknown) else ()
+        return tuple(dict.fromkeys(input_refs(result))) if isinstance(result, Unknown) else ()
 
     # -- reusable workflows --------------------------------------------------------------
     def call_workflow(self, caller: JobInstance, uses: str, job: dict[str, Any],
