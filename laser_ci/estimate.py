@@ -90,6 +90,7 @@ class SizingOptions:
     repository: str | None = None
     event: str | None = None
     runner_prices: Mapping[str, float] | None = None
+    event_payload: Mapping[str, Any] | None = None  # github.event of a run of `event`
 
 
 def _needs_docker(job: JobInstance) -> bool:
@@ -437,7 +438,7 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
     opts = sizing or SizingOptions()
     workflows, errors = read_workflows(files, targets, repository=opts.repository,
-                                       event=opts.event)
+                                       event=opts.event, payload=opts.event_payload)
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
                               profile, sizing, history)
 

@@ -124,3 +124,33 @@ def test_runs_on_per_trigger_in_a_called_workflow() -> None:
     assert errors == []
     assert wf.jobs[0].runs_on == "ubuntu-latest"
     assert wf.jobs[0].runs_on_events == {"push": "macos-latest", "pull_request": "ubuntu-latest"}
+
+
+LABELS = """\
+on: [push, pull_request]
+jobs:
+  mac:
+    runs-on: >-
+      ${{ !contains(github.event.pull_request.labels.*.name, 'ci-full')
+          && github.event_name == 'pull_request' && 'ubuntu-24.04' || 'macos-15-intel' }}
+    steps: [{run: echo}]
+"""
+
+
+def test_runner_chosen_by_a_label_is_priced_for_the_pull_request_run() -> None:
+    mac = _read(LABELS).jobs[0]  # as deno's ci: a push has no pull request
+    assert mac.runs_on_events == {"push": "macos-15-intel", "pull_request": "ubuntu-24.04"}
+    assert mac.runs_on == "ubuntu-24.04"  # a pull request without labels
+    assert _read(LABELS, event="push").jobs[0].runs_on == "macos-15-intel"
+    assert _read(LABELS, event="pull_request").jobs[0].runs_on == "ubuntu-24.04"
+    full = {"pull_request": {"labels": [{"name": "ci-full"}]}}
+    (wf,), _ = read_workflows({"w.yml": LABELS}, ["w.yml"], event="pull_request", payload=full)
+    assert wf.jobs[0].runs_on == "macos-15-intel"  # the Action knows the run's labels
+
+
+def test_a_push_has_no_pull_request() -> None:
+    text = "on: push\njobs:\n  d:\n    if: contains(github.event.pull_request.labels.*.name, 'x')\n" \
+           "    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n"
+    assert _read(text).jobs[0].events == ()
+    text = text.replace("on: push", "on: pull_request")
+    assert _read(text).jobs[0].events is None  # may run: the payload is not known

@@ -549,7 +549,8 @@ def _sizing(settings: Settings) -> Any:
             raise SettingsError(str(exc)) from exc
     event = "pull_request" if settings.event_name in PR_EVENTS else settings.event_name or None
     return SizingOptions(visibility=settings.visibility, repository=settings.repository,
-                         event=event, runner_prices=prices)
+                         event=event, runner_prices=prices,
+                         event_payload=settings.event if event == settings.event_name else None)
 
 
 # --- GitHub I/O ---------------------------------------------------------------------------

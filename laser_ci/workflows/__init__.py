@@ -11,7 +11,8 @@ schema), ``parse`` (workflows, reusable workflows, composite actions), ``run_con
 (the ``inputs`` and ``github`` a run knows before it starts), ``matrix`` (strategy
 expansion), ``expressions`` (the one ``${{ }}`` evaluator: GitHub's grammar over the
 contexts known before a run, an explicit unknown for the rest) with ``values``,
-``grammar`` and ``references`` (plain references of the job text), ``names`` (display names and the parts only the run knows), ``runtime_matrix``
+``grammar`` and ``references`` (plain references of the job text), ``names`` (display
+names and the parts only the run knows), ``runtime_matrix``
 (the instances of a matrix computed at run time, from the job's latest runs), ``graph``
 (``needs`` and the critical path), ``repo_profile`` (what the checkout holds), ``model``
 (the dataclasses).

@@ -29,7 +29,7 @@ Nothing here raises on bad input: problems become :class:`ReadError` entries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +66,10 @@ from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
 from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffix
 from laser_ci.workflows.references import substitute
 from laser_ci.workflows.run_context import (
+    ASSUMED_PULL_REQUEST,
     INPUT_EVENTS,
     PULL_REQUEST_EVENTS,
+    event_payload,
     github_context,
     input_defaults,
     input_refs,
@@ -197,9 +199,9 @@ def _settle(evaluated: Any, written: Any) -> Any:
 
 class _Reader:
     def __init__(self, files: FileSource, repository: str | None = None,
-                 event: str | None = None) -> None:
+                 event: str | None = None, payload: Mapping[str, Any] | None = None) -> None:
         self.files = files
-        self.repository, self.event = repository, event
+        self.repository, self.event, self.payload = repository, event, payload
         self.cache: dict[str, LoadResult] = {}
         self.actions: dict[str, bool] = {}  # local action folder -> has an action file
         self.errors: list[ReadError] = []
@@ -278,7 +280,8 @@ class _Reader:
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
                                               github=github_context(
-                                                  triggers, self.repository, self.event)))
+                                                  triggers, self.repository, self.event,
+                                                  self.payload)))
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
@@ -444,25 +447,33 @@ class _Reader:
 
     def per_event(self, written: Any, value: Any, ctx: dict[str, Any], call: _Call,
                   events: tuple[str, ...] | None) -> tuple[Any, dict[str, Any]]:
-        """A value that depends on ``github.event_name`` evaluated for each trigger the job
-        runs on: one value when they agree; else the pull request run's (:func:`pick_event`)
-        and every trigger's, by trigger."""
-        if is_known(value) or not isinstance(call.github.get("event_name"), Unknown) \
-                or not any(r.lower() == "github.event_name" for r in unknown_refs(value)):
+        """A value that depends on the event (``github.event_name``, ``github.event``)
+        evaluated for each trigger the job runs on, a pull request's as it runs without
+        labels unless its payload is known: one value when they agree; else the pull
+        request run's (:func:`pick_event`) and every trigger's, by trigger."""
+        refs = [r.lower() for r in unknown_refs(value)] if not is_known(value) else []
+        name = call.github.get("event_name")
+        if not any(r == "github.event_name" or r.startswith("github.event.") for r in refs) \
+                or name is None:
             return value, {}
+        triggers = [name] if isinstance(name, str) else list(
+            events if events is not None else call.triggers)
         called = len(call.chain) > 1
         per: dict[str, Any] = {}
-        for t in events if events is not None else call.triggers:
+        for t in triggers:
             inputs = ctx["inputs"] if called or t in INPUT_EVENTS else FullContext({})
-            one = evaluate_value(written, {**ctx, "inputs": inputs,
-                                           "github": {**call.github, "event_name": t}})
+            github = {**call.github, "event_name": t}
+            if t in PULL_REQUEST_EVENTS and not call.github.get("event"):
+                github["event"] = ASSUMED_PULL_REQUEST
+            elif "event" not in call.github:
+                github["event"] = event_payload(t)
+            one = evaluate_value(written, {**ctx, "inputs": inputs, "github": github})
             if is_known(one):
                 per[t] = one
-        if not per:
-            return value, {}
+        if isinstance(name, str) or not per:
+            return per.get(str(name), value), {}
         distinct = list({repr(v): v for v in per.values()}.values())
-        complete = len(per) == len(events if events is not None else call.triggers)
-        if len(distinct) == 1 and complete:
+        if len(distinct) == 1 and len(per) == len(triggers):
             return distinct[0], {}
         pick = pick_event(tuple(per))
         return (per[pick] if pick is not None else value), per
@@ -653,11 +664,13 @@ class _Reader:
 
 
 def read_workflows(files: FileSource, targets: Sequence[str], *, repository: str | None = None,
-                   event: str | None = None) -> tuple[list[Workflow], list[ReadError]]:
+                   event: str | None = None, payload: Mapping[str, Any] | None = None
+                   ) -> tuple[list[Workflow], list[ReadError]]:
     """Read each target workflow (repo-relative path) from ``files``. ``repository``
     (``owner/name``) is ``github.repository``; ``event``: read each workflow that has this
-    trigger as a run of it (``github.event_name``), else over all its triggers."""
-    reader = _Reader(files, repository, event)
+    trigger as a run of it (``github.event_name``; ``payload``: its ``github.event``),
+    else over all its triggers."""
+    reader = _Reader(files, repository, event, payload)
     workflows = [wf for t in targets if (wf := reader.read(normalize(t))) is not None]
     return workflows, reader.errors
 

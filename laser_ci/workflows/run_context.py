@@ -5,12 +5,14 @@ triggers, ``repository`` and ``repository_owner`` when known)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from laser_ci.workflows.expressions import ANY, Unknown, unknown_refs
+from laser_ci.workflows.values import PartialContext
 
-__all__ = ["INPUT_EVENTS", "PULL_REQUEST_EVENTS", "github_context", "input_defaults",
+__all__ = ["ASSUMED_PULL_REQUEST", "INPUT_EVENTS", "PULL_REQUEST_EVENTS", "event_payload",
+           "github_context", "input_defaults",
            "input_refs", "pick_event"]
 
 
@@ -57,20 +59,37 @@ PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target", "merge_group")
 """The events of a pull request's run, the one the Action's comment is about."""
 
 
+def event_payload(event: str, payload: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What ``github.event`` is known to hold before a run of ``event`` (a plain dict:
+    what it lacks is unknown): the run's payload when given (the Action has it); else a
+    run of an event other than a pull request's has no ``pull_request``."""
+    if payload is not None:
+        return dict(payload)
+    return PartialContext({} if event in PULL_REQUEST_EVENTS else {"pull_request": None})
+
+
+ASSUMED_PULL_REQUEST = PartialContext({"pull_request": PartialContext({"labels": []})})
+"""A pull request's run whose payload is not known, for a value that depends on it (a
+runner chosen by a label): as it runs without labels, the common case."""
+
+
 def github_context(triggers: Sequence[str], repository: str | None = None,
-                    event: str | None = None) -> dict[str, Any]:
+                   event: str | None = None,
+                   payload: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What ``github`` holds before a run: ``event_name``, one of the workflow's triggers
-    (``event`` when given and among them), and ``repository``/``repository_owner`` when
-    known. A workflow that can be called runs with its caller's event: unknown."""
+    (``event`` when given and among them), ``event`` as far as known
+    (:func:`event_payload`; ``payload``: the run's, for ``event``), and
+    ``repository``/``repository_owner`` when known. A workflow that can be called runs
+    with its caller's event: unknown."""
     known: dict[str, Any] = {}
     if repository and "/" in repository:
         known = {"repository": repository, "repository_owner": repository.split("/", 1)[0]}
     if event is not None and event in triggers:
-        return {**known, "event_name": event}
+        return {**known, "event_name": event, "event": event_payload(event, payload)}
     if not triggers or "workflow_call" in triggers:
         return known
     if len(triggers) == 1:
-        return {**known, "event_name": triggers[0]}
+        return {**known, "event_name": triggers[0], "event": event_payload(triggers[0])}
     return {**known, "event_name": Unknown(refs=("github.event_name",), options=tuple(triggers),
                                            open=None)}
 

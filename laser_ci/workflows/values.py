@@ -34,6 +34,10 @@ class _Partial(dict):  # type: ignore[type-arg]
     name = ""
 
 
+PartialContext = _Partial
+"""A value known in part, anywhere in a context (``github.event``): what it lacks is unknown."""
+
+
 class _Filtered(list):  # type: ignore[type-arg]
     """The array an object filter (``.*``) makes: a property access maps over its items."""
 
