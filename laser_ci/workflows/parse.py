@@ -371,7 +371,8 @@ class _Reader:
             timeout = evaluate_value(job.get("timeout-minutes"), ctx)
             if unexpanded:  # the name as GitHub shows it: never evaluated, nothing to learn
                 parts = (name,)
-            run_time = {"name": names.refs(parts), "runs-on": unknown_refs(runs_on),
+            full = names.join(call.name_prefix, parts) if call.name_prefix else parts
+            run_time = {"name": names.refs(full), "runs-on": unknown_refs(runs_on),
                         "matrix": matrix_refs if dynamic else (),
                         "timeout-minutes": unknown_refs(timeout)}
             instance = JobInstance(
@@ -404,7 +405,6 @@ class _Reader:
                 if_inputs=if_inputs,
                 runs_on_events=by_event,
             )
-            full = names.join(call.name_prefix, parts) if call.name_prefix else parts
             instance.name_parts = () if names.is_known(full) else full
             uses = written.get("uses")
             if isinstance(uses, str) and uses.strip():
