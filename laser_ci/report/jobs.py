@@ -54,7 +54,7 @@ def _ref(ref: str) -> str:
 def runner_label(job: Mapping[str, Any]) -> str:
     """The ``runs-on`` to show; ``set at run time`` when only the run knows it."""
     runs_on = job.get("runs_on")
-    if job.get("remote_workflow"):
+    if job.get("remote_workflow") and runs_on is None:  # else its runs' labels
         return "(reusable: " + str(job["remote_workflow"]) + ")"
     if isinstance(runs_on, list):
         text = ", ".join(str(x) for x in runs_on)

@@ -71,7 +71,9 @@ def _job_note(job: Mapping[str, Any]) -> str:
     events = events_words(job)
     if events:
         notes.append(events)
-    if job.get("remote_workflow"):
+    if job.get("remote_workflow") and job.get("expanded"):
+        notes.append("a job of a remote reusable workflow, named as in its latest runs")
+    elif job.get("remote_workflow"):
         notes.append("remote reusable workflow: its jobs are not read")
     if job.get("if_inputs") and not never_runs(job):
         notes.append("may run (depends on input " + ", ".join(
