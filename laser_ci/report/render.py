@@ -80,8 +80,10 @@ def _job_note(job: Mapping[str, Any]) -> str:
             _code(str(x).split(".", 1)[-1]) for x in job["if_inputs"]) + ")")
     by_event = job.get("runs_on_by_event")
     if isinstance(by_event, Mapping) and by_event:
-        notes.append("runs on " + "; ".join(f"{_code(runner_label({'runs_on': v}))} on {_code(k)}"
-                                            for k, v in by_event.items()))
+        shown = next((k for k, v in by_event.items() if v == job.get("runs_on")), None)
+        notes.append("runner per trigger: " + ", ".join(
+            f"{_code(runner_label({'runs_on': v}))} on {_code(k)}" for k, v in by_event.items())
+            + (f" (shown: {_code(shown)}; --event picks one)" if shown else ""))
     runner = job.get("runner") or {}
     set_at_run_time = bool((job.get("run_time") or {}).get("runs-on"))  # said above
     reason = str(runner.get("reason") or "") if isinstance(runner, Mapping) else ""
