@@ -126,3 +126,28 @@ def test_origin_of_a_worktree(tmp_path: Path) -> None:
     (tmp_path / "w" / ".git").write_text(f"gitdir: {main_git / 'worktrees' / 'w'}\n")
     assert origin_repository(tmp_path / "w") == "a/b"
     assert origin_repository(tmp_path) is None
+
+
+def test_action_settings(tmp_path: Path) -> None:
+    """The Action: GITHUB_REPOSITORY, a pull request's event read as its pull_request run
+    with its payload, and the runner-prices input inline or as a file."""
+    from laser_ci.github.action import Settings, SettingsError, _sizing
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 1, "labels": []}}))
+    env = {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
+           "GITHUB_REPOSITORY": "me/it", "GITHUB_WORKSPACE": str(tmp_path),
+           "LASER_CI_RUNNER_PRICES": "depot-ubuntu-22.04-16: 0.004\nGARM-big: 0.1\n"}
+    sizing = _sizing(Settings.from_env(env))
+    assert (sizing.repository, sizing.event) == ("me/it", "pull_request")
+    assert sizing.event_payload == {"pull_request": {"number": 1, "labels": []}}
+    assert sizing.runner_prices == {"depot-ubuntu-22.04-16": 0.004, "garm-big": 0.1}
+    (tmp_path / "prices.json").write_text('{"x": 1}')
+    env["LASER_CI_RUNNER_PRICES"] = "prices.json"
+    env["GITHUB_EVENT_NAME"] = "pull_request_target"
+    sizing = _sizing(Settings.from_env(env))
+    assert (sizing.runner_prices, sizing.event, sizing.event_payload) == ({"x": 1.0},
+                                                                         "pull_request", None)
+    env["LASER_CI_RUNNER_PRICES"] = "missing.json"
+    with pytest.raises(SettingsError, match="missing.json"):
+        _sizing(Settings.from_env(env))

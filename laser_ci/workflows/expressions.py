@@ -689,12 +689,3 @@ def written_text(value: Any) -> str:
         return value.text
     return to_text(value)
 
-
-def __getattr__(name: str) -> Any:
-    """:func:`substitute` and :func:`evaluate_string` live in :mod:`references` (plain
-    references only), which reads this module: imported from there when first asked."""
-    if name in ("substitute", "evaluate_string"):
-        from laser_ci.workflows import references
-
-        return getattr(references, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
