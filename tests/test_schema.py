@@ -75,6 +75,15 @@ jobs:
 
 def test_current_syntax_passes() -> None:
     assert _errors(CURRENT) == []
+    # a called workflow's secret without settings ran (spring-cloud, the gha-runs data)
+    assert _errors("on:\n  workflow_call:\n    secrets:\n      TOKEN:\njobs:\n"
+                   "  a: {runs-on: x, steps: [{run: y}]}\n") == []
+
+
+def test_a_step_that_does_nothing() -> None:
+    text = "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - name: only a name\n"
+    assert _errors(text) == [(6, "jobs.a.steps[0]: needs one of `uses`, `run`, `wait`, "
+                                 "`wait-all`, `cancel`, `parallel`")]
 
 
 def test_the_other_files_are_still_estimated(tmp_path: Path, fake_predictor: object) -> None:

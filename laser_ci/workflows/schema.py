@@ -109,9 +109,10 @@ def _loose_scalars(schema: dict[str, Any]) -> None:
 
 
 def _loose_events(schema: dict[str, Any]) -> None:
-    """An event's filters GitHub accepts that the schema refuses, all in workflows that ran
-    (the shared data): one string for a list (``branches: main``, ``types: completed``),
-    and keys an event does not have (``workflow_dispatch: {branches: …}``), ignored."""
+    """An event's settings GitHub accepts that the schema refuses, all in workflows that
+    ran (the shared data): one string for a list (``branches: main``, ``types: completed``),
+    keys an event does not have (``workflow_dispatch: {branches: …}``), ignored, and an
+    empty value for a mapping (``secrets: {TOKEN: }``, a secret with no settings)."""
     definitions = schema["definitions"]
     for name in ("globs", "types"):
         definitions[name] = {"anyOf": [{"type": ["string", "number", "boolean"]},
@@ -119,6 +120,8 @@ def _loose_events(schema: dict[str, Any]) -> None:
     for node in list(_walk(schema["properties"]["on"])):
         if node.get("additionalProperties") is False:
             node.pop("additionalProperties")
+        if node.get("type") == "object":  # `secrets: {TOKEN: }`: an empty mapping
+            node["type"] = ["object", "null"]
         if node.get("type") == "array":
             array = dict(node)
             node.clear()
@@ -132,7 +135,8 @@ PATCHES: tuple[tuple[str, Callable[[dict[str, Any]], None]], ...] = (
     ("an empty env or matrix value is the empty string", _nulls),
     ("needs: [] is no needs", _empty_needs),
     ("text read loosely: a number or boolean is its text; oneOf as anyOf", _loose_scalars),
-    ("an event's filters: one string for a list, unknown keys ignored", _loose_events),
+    ("an event's settings: one string for a list, unknown keys, empty mappings",
+     _loose_events),
 )
 """What is patched in the vendored schema when it is loaded, and why (each function's
 docstring). Checked on every workflow of the shared real-workflows data: no false error."""
@@ -232,8 +236,22 @@ def _branch(error: Any) -> list[Any]:
     return min(branches, key=_cost) if branches else []
 
 
+def _one_of_keys(error: Any) -> list[str] | None:
+    """The keys of which one is needed, when each branch only misses one (a step needs
+    ``uses`` or ``run``)."""
+    branches = _branches(error)
+    if len(branches) < 2 or any(len(b) != 1 or b[0].validator != "required"
+                                or list(b[0].relative_path) for b in branches):
+        return None
+    missing = [k for b in branches for k in b[0].validator_value
+               if isinstance(b[0].instance, dict) and k not in b[0].instance]
+    return missing if len(missing) == len(branches) else None
+
+
 def _leaves(error: Any, depth: int = 0) -> Iterator[Any]:
-    if error.validator in ("oneOf", "anyOf") and error.context and depth < 20:
+    if error.validator in ("oneOf", "anyOf") and _one_of_keys(error):
+        yield error
+    elif error.validator in ("oneOf", "anyOf") and error.context and depth < 20:
         for sub in _branch(error):
             yield from _leaves(sub, depth + 1)
     elif error.validator == "allOf" and error.context and depth < 20:
@@ -247,7 +265,10 @@ def _messages(error: Any) -> Iterator[tuple[list[Any], str | None, str]]:
     """(path, key in it, words) for one leaf error."""
     path = list(error.absolute_path)
     where = _where(path)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+    keys = _one_of_keys(error) if error.validator in ("oneOf", "anyOf") else None
+    if keys:
+        yield path, None, f"{where}: needs one of " + ", ".join(f"`{k}`" for k in keys)
+    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = error.schema.get("properties", {})
         patterns = error.schema.get("patternProperties", {})
         for key in error.instance:
