@@ -314,6 +314,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs, running = [], [], []
+        run_event = {"event": opts.event} if opts.event in wf.triggers else {}  # --event
         for job, runtime, (n, source, failures) in zip(wf.jobs, mine,
                                                        warm[i - len(wf.jobs): i], strict=True):
             fields, cost = _size_job(job, runtime, None if others is None
@@ -321,7 +322,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             k += 1
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
                          "history_failures": None if failures is None else failures.to_json(),
-                         **fields})
+                         **run_event, **fields})
             # A job whose `if:` is false on every trigger never runs, and one on a runner
             # GitHub retired fails without running: neither bills nor takes time.
             running.append(job.events != () and not fields["runner"].get("retired"))

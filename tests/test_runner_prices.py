@@ -151,3 +151,14 @@ def test_action_settings(tmp_path: Path) -> None:
     env["LASER_CI_RUNNER_PRICES"] = "missing.json"
     with pytest.raises(SettingsError, match="missing.json"):
         _sizing(Settings.from_env(env))
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_event_says_which_run_a_skipped_job_is_skipped_in(tmp_path: Path) -> None:
+    folder = _repo(tmp_path, "on: [push, pull_request]\njobs:\n  p:\n"
+                             "    if: github.event_name == 'push'\n    runs-on: ubuntu-latest\n"
+                             "    steps: [{run: make}]\n")
+    out = CliRunner().invoke(main, ["estimate", str(folder), "--event", "pull_request"])
+    assert "its `if:` is false on `pull_request`, the trigger estimated" in out.stdout
+    out = CliRunner().invoke(main, ["estimate", str(folder)])
+    assert "runs only on `push`" in out.stdout

@@ -135,6 +135,9 @@ def events_words(job: Mapping[str, Any]) -> str:
         if isinstance(after, str) and after:
             return (f"it needs {code(after)}, which does not run, so GitHub skips it too "
                     "(not counted in the totals)")
+        if isinstance(job.get("event"), str):  # read as the run of one trigger (--event)
+            return (f"its `if:` is false on {code(job['event'])}, the trigger estimated: it "
+                    "does not run (not counted in the totals)")
         return "its `if:` is false on every trigger: it never runs (not counted in the totals)"
     return "runs only on " + ", ".join(code(e) for e in events) + " (its `if:`)"
 

@@ -434,12 +434,14 @@ class _Reader:
             # workflow's ``inputs`` context is empty, whatever defaults the dispatch form
             # declares. A called workflow has its caller's `with:` on every caller event.
             called = len(call.chain) > 1
-            mine = tuple(t for t in call.triggers
+            runs_of = (event,) if isinstance(event, str) else tuple(call.triggers)  # --event
+            mine = tuple(t for t in runs_of
                          if condition(if_, {"inputs": ctx["inputs"] if called
                                             or t in INPUT_EVENTS else FullContext({}),
-                                            "github": {**call.github, "event_name": t}},
+                                            "github": {"event": event_payload(t), **call.github,
+                                                       "event_name": t}},
                                       status=status) is not False)
-            if len(mine) == len(call.triggers):
+            if len(mine) == len(runs_of):
                 mine = None
         if call.events is None:
             return mine
