@@ -18,6 +18,12 @@ table says per checkout: workflows, jobs, error lines, jobs on runners without a
 billable time, cost and seconds taken. ``--event NAME`` estimates that trigger's runs.
 
     python benchmarks/sweep_workflows.py ../shared/data/real-workflows --checkouts
+
+``--schema``: only GitHub's workflow schema (laser_ci/workflows/schema.py) on each file,
+the newest version of each repository's file with ``--corpus``: how many files it
+refuses and why (for labeled runs, whether the run took any time: GitHub ran it).
+
+    python benchmarks/sweep_workflows.py ../shared/data/gha-runs --corpus --schema
 """
 
 from __future__ import annotations
@@ -209,6 +215,36 @@ def sweep_checkouts(folder: str, extra: list[str]) -> int:
     return 1 if crashes else 0
 
 
+def schema_sweep(todo: list[Todo], blobs: dict[str, str], ran: dict[int, bool]) -> int:
+    """GitHub's workflow schema alone on each file of ``todo``: files refused and why."""
+    from laser_ci.workflows.schema import check_workflow
+    from laser_ci.workflows.yamlload import load_yaml
+
+    reasons: collections.Counter[str] = collections.Counter()
+    refused, checked, refused_ran = [], 0, 0
+    start = time.perf_counter()
+    for i, (label, path, files) in enumerate(todo):
+        data = load_yaml(blobs.get(files.get(path, ""), "")).data
+        if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
+            continue
+        checked += 1
+        errors = check_workflow(path, data)
+        if errors:
+            refused.append(f"{label} {errors[0]}")
+            refused_ran += ran.get(i, False)
+        for e in errors:
+            words = e.message.split(": ", 2)[-1]
+            reasons[re.sub(r"`[^`]*`", "`…`", re.sub(r"^jobs\.[^.:]+", "jobs.<id>", words))] += 1
+    print(f"workflow files checked: {checked}; refused by the schema: {len(refused)}"
+          + (f" (of them with a run that took time: {refused_ran})" if ran else "")
+          + f"; {time.perf_counter() - start:.1f} s")
+    for reason, k in reasons.most_common(12):
+        print(f"  {k:5d}  {reason}")
+    for line in refused[:30]:
+        print(f"  {line}")
+    return 0
+
+
 def main_(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir")
@@ -218,14 +254,26 @@ def main_(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkouts", action="store_true",
                     help="data_dir holds checkouts (<owner>+<name>@<commit>/.github): a table")
     ap.add_argument("--event", help="with --checkouts: estimate the runs of this trigger")
+    ap.add_argument("--schema", action="store_true",
+                    help="only GitHub's workflow schema; with --corpus each file's newest version")
     args = ap.parse_args(argv)
     if args.checkouts:
         return sweep_checkouts(args.data_dir, ["--event", args.event] if args.event else [])
 
     todo = corpus_files(args.data_dir) if args.corpus else labeled_files(args.data_dir)
+    ran: dict[int, bool] = {}
+    if args.schema and args.corpus:  # the newest version of each file (the corpus's order)
+        todo = list({(label, path): (label, path, files) for label, path, files in todo}.values())
+    elif args.schema:
+        took = {(r["repo"], r["files"].get(r["workflow_path"])): bool(r.get("run_time_s"))
+                for r in load_runs(args.data_dir)}
+        ran = {i: took.get((label, files.get(path)), False)
+               for i, (label, path, files) in enumerate(todo)}
     if args.limit:
         todo = todo[: args.limit]
     blobs = load_blobs(args.data_dir, {b for _, _, files in todo for b in files.values()})
+    if args.schema:
+        return schema_sweep(todo, blobs, ran)
 
     codes: collections.Counter[int] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
