@@ -111,7 +111,7 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "expanded": job.expanded,
         "run_time": {k: list(v) for k, v in job.run_time.items()},
         "runs_on_events": None if job.events is None else list(job.events),
-        "runs_on_by_event": {k: _json_value(v) for k, v in job.runs_on_events.items()} or None,
+        "runs_on_by_event": {k: _json_value(v) for k, v in job.runs_on_by_event.items()} or None,
         "if_inputs": list(job.if_inputs),
         "skipped_after": job.skipped_after,
         "needs": list(job.needs),

@@ -106,15 +106,15 @@ jobs:
 def test_runs_on_per_trigger() -> None:
     three = _read(EVENTS).jobs[0]
     assert three.runs_on == "ubuntu-latest"  # the pull request's run
-    assert three.runs_on_events == {"push": "macos-latest", "pull_request": "ubuntu-latest"}
+    assert three.runs_on_by_event == {"push": "macos-latest", "pull_request": "ubuntu-latest"}
     push = _read(EVENTS, event="push").jobs[0]
-    assert (push.runs_on, push.runs_on_events) == ("macos-latest", {})
+    assert (push.runs_on, push.runs_on_by_event) == ("macos-latest", {})
 
 
 def test_runs_on_same_on_every_trigger_is_one_value() -> None:
     text = EVENTS.replace("'ubuntu-latest' || 'macos-latest'", "'ubuntu-latest' || 'ubuntu-latest'")
     three = _read(text).jobs[0]
-    assert (three.runs_on, three.runs_on_events, three.run_time) == ("ubuntu-latest", {}, {})
+    assert (three.runs_on, three.runs_on_by_event, three.run_time) == ("ubuntu-latest", {}, {})
 
 
 def test_runs_on_per_trigger_in_a_called_workflow() -> None:
@@ -123,7 +123,7 @@ def test_runs_on_per_trigger_in_a_called_workflow() -> None:
     (wf,), errors = read_workflows({"w.yml": caller, "called.yml": called}, ["w.yml"])
     assert errors == []
     assert wf.jobs[0].runs_on == "ubuntu-latest"
-    assert wf.jobs[0].runs_on_events == {"push": "macos-latest", "pull_request": "ubuntu-latest"}
+    assert wf.jobs[0].runs_on_by_event == {"push": "macos-latest", "pull_request": "ubuntu-latest"}
 
 
 LABELS = """\
@@ -139,7 +139,7 @@ jobs:
 
 def test_runner_chosen_by_a_label_is_priced_for_the_pull_request_run() -> None:
     mac = _read(LABELS).jobs[0]  # as deno's ci: a push has no pull request
-    assert mac.runs_on_events == {"push": "macos-15-intel", "pull_request": "ubuntu-24.04"}
+    assert mac.runs_on_by_event == {"push": "macos-15-intel", "pull_request": "ubuntu-24.04"}
     assert mac.runs_on == "ubuntu-24.04"  # a pull request without labels
     assert _read(LABELS, event="push").jobs[0].runs_on == "macos-15-intel"
     assert _read(LABELS, event="pull_request").jobs[0].runs_on == "ubuntu-24.04"

@@ -403,7 +403,7 @@ class _Reader:
                 raw_if=job.get("if"),
                 string_step_ifs=_string_step_ifs(job.get("steps")),
                 if_inputs=if_inputs,
-                runs_on_events=by_event,
+                runs_on_by_event=by_event,
             )
             instance.name_parts = () if names.is_known(full) else full
             uses = written.get("uses")
