@@ -10,8 +10,8 @@ The result is a plain JSON-able dict (documented in the README, stable)::
      "workflows": [{"path", "name", "triggers", "called_only", "called_by",
                     "jobs": [{"id", "name", "label", "group", "line", "runs_on", "matrix",
                               "dynamic_matrix", "expanded", "run_time", "runs_on_events",
-                              "skipped_after", "needs", "timeout_minutes", "remote_workflow",
-                              "called_workflow",
+                              "runs_on_by_event", "if_inputs", "skipped_after", "needs",
+                              "timeout_minutes", "remote_workflow", "called_workflow",
                               "runtime_s": {"p10", "p50", "p90"}, "history_runs",
                               "history_source", ...sizing fields}],
                     "critical_path_s", "billable_s", ...}],
@@ -33,8 +33,9 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ from laser_ci.sizing.advice import (
     condition_advice,
     step_condition_advice,
 )
-from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
+from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, load_runner_prices, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
 from laser_ci.sizing.usage import usage_advice, usage_from_rows, usage_summary, with_usage
@@ -63,6 +64,7 @@ from laser_ci.workflows.model import JobInstance, ReadError, RepoProfile, Workfl
 from laser_ci.workflows.parse import (
     DiskFiles,
     FileSource,
+    origin_repository,
     read_workflows,
     root_of,
     skip_after,
@@ -90,6 +92,12 @@ class SizingOptions:
     visibility: str | None = None
     runs_per_month: float | None = None
     self_hosted_rate: float = 0.0
+    # what the run is (issue 50): ``github.repository`` (owner/name), the trigger whose run
+    # is estimated (None: all the workflow's), prices of runners not in GitHub's catalog
+    repository: str | None = None
+    event: str | None = None
+    runner_prices: Mapping[str, float] | None = None
+    event_payload: Mapping[str, Any] | None = None  # github.event of a run of `event`
 
 
 def _needs_docker(job: JobInstance) -> bool:
@@ -110,6 +118,8 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "expanded": job.expanded,
         "run_time": {k: list(v) for k, v in job.run_time.items()},
         "runs_on_events": None if job.events is None else list(job.events),
+        "runs_on_by_event": {k: _json_value(v) for k, v in job.runs_on_by_event.items()} or None,
+        "if_inputs": list(job.if_inputs),
         "skipped_after": job.skipped_after,
         "needs": list(job.needs),
         "timeout_minutes": _json_value(job.timeout_minutes),
@@ -184,7 +194,8 @@ def _retired_jobs(wf: Workflow, opts: SizingOptions) -> set[str]:
     that instance fails, so the job (its matrix as a whole) fails for the jobs after it."""
     return {job.id for job in wf.jobs
             if resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
-                              self_hosted_rate=opts.self_hosted_rate).retired}
+                              self_hosted_rate=opts.self_hosted_rate,
+                              runner_prices=opts.runner_prices).retired}
 
 
 def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
@@ -196,7 +207,8 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     ``usage`` (its measured runs' :func:`laser_ci.sizing.usage.usage_summary`), the advice
     from measurements too."""
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
-                            self_hosted_rate=opts.self_hosted_rate)
+                            self_hosted_rate=opts.self_hosted_rate,
+                            runner_prices=opts.runner_prices)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
     # A job whose `if:` is false on every trigger never runs: nothing to advise on. A job
     # that calls a remote reusable workflow has no runner or `timeout-minutes` of its own
@@ -349,6 +361,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                    if past is not None and past.span_days else None)
         monthly = estimate_monthly_runs(wf.triggers, wf.on, given=opts.runs_per_month,
                                         history=counted)
+        run_event = {"event": opts.event} if opts.event in wf.triggers else {}  # --event
         for job, runtime, (n, source, failures) in zip(wf.jobs, mine,
                                                        warm[i - len(wf.jobs): i], strict=True):
             usage = usage_summary(history.usage.get((wf.path, job.name), ())
@@ -359,7 +372,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
                          "evidence_runs": evidence_runs[k],
                          "history_failures": None if failures is None else failures.to_json(),
-                         **fields})
+                         **run_event, **fields})
             k += 1
             # A job whose `if:` is false on every trigger never runs, and one on a runner
             # GitHub retired fails without running: neither bills nor takes time.
@@ -472,7 +485,9 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
                    sizing: SizingOptions | None = None,
                    history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
-    workflows, errors = read_workflows(files, targets)
+    opts = sizing or SizingOptions()
+    workflows, errors = read_workflows(files, targets, repository=opts.repository,
+                                       event=opts.event, payload=opts.event_payload)
     offsets = None  # the shipped bands per evidence source; a --model folder's own
     if model_dir is not None:
         from laser_ci.predictors.evidence_bands import default_file, load_offsets
@@ -507,6 +522,8 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     if profile is None:
         profile = profile_dir(root)
     files = DiskFiles(root, known_root=bool(repo_root) or None)
+    if sizing is not None and sizing.repository is None:  # else the checkout's origin
+        sizing = replace(sizing, repository=origin_repository(root))
     result = estimate_files(files, targets, predictor=predictor, profile=profile,
                             model_dir=model_dir, sizing=sizing, history=history)
     # A file can be both a target and read by another (a called workflow): one line each.
@@ -544,6 +561,16 @@ def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, A
               help="Runs per month for the monthly cost projection.")
 @click.option("--self-hosted-rate", type=click.FloatRange(min=0), default=0.0,
               show_default=True, help="USD per minute charged for self-hosted runners.")
+@click.option("--repo", "repository", metavar="OWNER/NAME",
+              help="The repository, for `github.repository` in the workflows (default: the "
+                   "checkout's `origin` remote, read from .git/config).")
+@click.option("--event", metavar="NAME",
+              help="Estimate the run of this trigger (push, pull_request, schedule, ...) "
+                   "of each workflow that has it (default: every trigger; a value that "
+                   "differs by trigger is shown for the pull request's run).")
+@click.option("--runner-prices", "runner_prices_file", type=click.Path(dir_okay=False),
+              help="JSON or YAML file mapping runner labels not in GitHub's catalog "
+                   "(self-hosted, third-party) to a price in USD per minute.")
 @click.option("--history", "history_dir", type=click.Path(),
               help="A folder written by `laser-ci collect` for this repository: each job's "
                    "earlier runs go into its prediction, and a matrix computed at run time "
@@ -552,13 +579,19 @@ def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, A
               help="Every assumption behind the costs in full (the table shows one line).")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
              visibility: str | None, runs_per_month: float | None,
-             self_hosted_rate: float, history_dir: str | None, verbose: bool = False) -> None:
+             self_hosted_rate: float, repository: str | None, event: str | None,
+             runner_prices_file: str | None, history_dir: str | None,
+             verbose: bool = False) -> None:
     """Predict each job's runtime in workflow files or folders (default .github/workflows;
     a repository root, such as ., means its .github/workflows)."""
     from laser_ci.report.render import render
 
-    sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)
+    sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate, repository, event)
     try:
+        if repository is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+            raise ValueError(f"--repo {repository!r}: expected OWNER/NAME")
+        if runner_prices_file is not None:
+            sizing = replace(sizing, runner_prices=load_runner_prices(runner_prices_file))
         history = None
         if history_dir is not None:
             history = load_history(history_dir)

@@ -989,7 +989,7 @@ def test_action_yml_is_a_safe_composite_action():
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
         "workflows", "github-token", "comment", "fail-on-error", "model", "python-version",
-        "history-runs",
+        "history-runs", "runner-prices",
     }
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["workflows"]["default"] == ".github/workflows"
@@ -1008,7 +1008,8 @@ def test_action_yml_is_a_safe_composite_action():
         else:
             assert _pinned(step["uses"]), step["uses"]
     assert {"LASER_CI_WORKFLOWS", "LASER_CI_GITHUB_TOKEN", "LASER_CI_COMMENT",
-            "LASER_CI_FAIL_ON_ERROR", "LASER_CI_MODEL", "LASER_CI_HISTORY_RUNS"} <= env_names
+            "LASER_CI_FAIL_ON_ERROR", "LASER_CI_MODEL", "LASER_CI_HISTORY_RUNS",
+            "LASER_CI_RUNNER_PRICES"} <= env_names
     cache = next(s for s in action["runs"]["steps"] if s.get("id") == "cache")
     assert cache["with"]["key"].endswith("-${{ steps.deps.outputs.hash }}")
     # the run history cache: where Settings.history_cache points, a new entry per run

@@ -208,9 +208,10 @@ def test_a_runner_without_a_price_says_why(tmp_path: Path) -> None:
     folder = _write(tmp_path, "on: push\njobs:\n  b:\n    runs-on: my-box\n"
                               "    steps: [{run: make}]\n  c:\n    runs-on: ubuntu-20.04\n"
                               "    steps: [{run: make}]\n")
-    (line,) = [x for x in _estimate(folder).splitlines() if "no price" in x]
-    assert line.startswith("  note: b: no price: `my-box` is not a GitHub-hosted label")
-    assert any("- **b**: no price: `my-box`" in x
+    (line,) = [x for x in _estimate(folder).splitlines() if "not priced: self" in x]
+    assert line.startswith("  note: b: not priced: self-hosted or third-party (`my-box` is "
+                           "not a label GitHub documents")
+    assert any("- **b**: not priced: self-hosted or third-party (`my-box`" in x
                for x in _estimate(folder, "--format", "markdown").splitlines())
 
 

@@ -98,6 +98,7 @@ class Settings:
     # dispatch, ...), or a merge queue's base branch (merge_group.base_ref): the queue's own
     # gh-readonly-queue/<base>/pr-... branch is new for each group and has no runs
     ref_name: str | None = None
+    runner_prices: str | None = None  # input runner-prices: a file, or label: price lines
 
     @property
     def visibility(self) -> str | None:
@@ -152,6 +153,7 @@ class Settings:
             or (temp / "laser-ci-history" if get("RUNNER_TEMP") else None),
             ref_name=(_queue_base(get("GITHUB_EVENT_NAME"), event) or get("GITHUB_REF_NAME")
                       or _branch_of(event)),
+            runner_prices=get("LASER_CI_RUNNER_PRICES"),
         )
 
     @property
@@ -535,10 +537,25 @@ def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
 
 
 def _sizing(settings: Settings) -> Any:
-    """Cost settings for the estimate: the repository's visibility from the event."""
+    """Cost settings for the estimate: the repository's visibility from the event; the
+    repository (``github.repository``); the run a pull request's event starts (a value
+    that differs by trigger is read for it); the prices of runners GitHub does not sell
+    (input runner-prices: a file in the workspace, or the ``label: price`` lines)."""
     from laser_ci.estimate import SizingOptions
+    from laser_ci.sizing.cost import load_runner_prices, parse_runner_prices
 
-    return SizingOptions(visibility=settings.visibility)
+    prices, given = None, settings.runner_prices
+    if given:
+        inline = any(c in given for c in ":{\n")
+        try:
+            prices = (parse_runner_prices(given, "input runner-prices") if inline
+                      else load_runner_prices(settings.workspace / given))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
+    event = "pull_request" if settings.event_name in PR_EVENTS else settings.event_name or None
+    return SizingOptions(visibility=settings.visibility, repository=settings.repository,
+                         event=event, runner_prices=prices,
+                         event_payload=settings.event if event == settings.event_name else None)
 
 
 # --- GitHub I/O ---------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def plural(n: int, word: str) -> str:
 def runner_cell(job: Mapping[str, Any]) -> str:
     """The runner a job is assumed on; for a job that calls a remote reusable workflow,
     that workflow (its jobs, unread, pick their runners)."""
-    if job.get("remote_workflow"):
+    if job.get("remote_workflow") and job.get("runs_on") is None:  # else its runs' labels
         return "reusable " + _code(str(job["remote_workflow"]), table=True)
     return _runner_text(job.get("runner"))
 

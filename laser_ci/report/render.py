@@ -75,13 +75,28 @@ def _job_note(job: Mapping[str, Any]) -> str:
     events = events_words(job)
     if events:
         notes.append(events)
-    if job.get("remote_workflow"):
+    if job.get("remote_workflow") and job.get("expanded"):
+        notes.append("a job of a remote reusable workflow, named as in its latest runs")
+    elif job.get("remote_workflow"):
         notes.append("remote reusable workflow: its jobs are not read")
+    if job.get("if_inputs") and not never_runs(job):
+        notes.append("may run (depends on input " + ", ".join(
+            _code(str(x).split(".", 1)[-1]) for x in job["if_inputs"]) + ")")
+    by_event = job.get("runs_on_by_event")
+    if isinstance(by_event, Mapping) and by_event:
+        shown = next((k for k, v in by_event.items() if v == job.get("runs_on")), None)
+        notes.append("runner per trigger: " + ", ".join(
+            f"{_code(runner_label({'runs_on': v}))} on {_code(k)}" for k, v in by_event.items())
+            + (f" (shown: {_code(shown)}; --event picks one)" if shown else ""))
     runner = job.get("runner") or {}
     set_at_run_time = bool((job.get("run_time") or {}).get("runs-on"))  # said above
-    if (isinstance(runner, Mapping) and runner.get("kind") == "unknown" and runner.get("reason")
+    reason = str(runner.get("reason") or "") if isinstance(runner, Mapping) else ""
+    if reason.startswith("not priced") and runner.get("price_per_min_usd") is None \
+            and not never_runs(job):
+        notes.append(reason)
+    elif (isinstance(runner, Mapping) and runner.get("kind") == "unknown" and reason
             and not runner.get("retired") and not never_runs(job) and not set_at_run_time):
-        notes.append(f"no price: {runner['reason']}")  # a retired label's advice says why
+        notes.append(f"no price: {reason}")  # a retired label's advice says why
     return "; ".join(notes)
 
 
@@ -107,8 +122,13 @@ def _cost(job_or_wf: Mapping[str, Any]) -> str:
 
 def _job_cost(job: Mapping[str, Any]) -> str:
     """A job row's cost; ``—`` for a job that never runs (its note says so): it costs
-    nothing, and the totals leave it out."""
-    return NEVER_RUNS_COST if never_runs(job) else _cost(job)
+    nothing, and the totals leave it out; ``~`` before a price guessed from the runner's
+    name."""
+    if never_runs(job):
+        return NEVER_RUNS_COST
+    runner = job.get("runner")
+    guessed = isinstance(runner, Mapping) and runner.get("guessed") and job.get("cost_usd")
+    return ("~" if guessed else "") + _cost(job)
 
 
 def _cost_total(wf: Mapping[str, Any]) -> str:
