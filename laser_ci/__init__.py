@@ -1,3 +1,3 @@
 """laser-ci: predict GitHub Actions job runtimes from the workflow text, before CI runs."""
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

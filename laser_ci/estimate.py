@@ -10,25 +10,32 @@ The result is a plain JSON-able dict (documented in the README, stable)::
      "workflows": [{"path", "name", "triggers", "called_only", "called_by",
                     "jobs": [{"id", "name", "label", "group", "line", "runs_on", "matrix",
                               "dynamic_matrix", "expanded", "run_time", "runs_on_events",
-                              "skipped_after", "needs", "timeout_minutes", "remote_workflow",
-                              "called_workflow",
+                              "runs_on_by_event", "if_inputs", "skipped_after", "needs",
+                              "timeout_minutes", "remote_workflow", "called_workflow",
                               "runtime_s": {"p10", "p50", "p90"}, "history_runs",
                               "history_source", ...sizing fields}],
                     "critical_path_s", "billable_s", ...}],
      "errors": [{"path", "line", "message"}]}
 
-History for a job is matched by its exact display name. An instance of a run-time matrix
-that has no runs of its own (new since its latest runs) is predicted from its
-configuration and its siblings': the latest runtime of each instance of the same job that
-has one, the instances most like it by name first (``history_source: "siblings"``).
+History for a job is matched by its exact display name (``history_source: "own"``). A job
+without runs of its own is predicted from the closest evidence the repository has
+(:mod:`laser_ci.predictors.evidence`): the other instances of its matrix (``siblings``,
+static matrices and those computed at run time), the other jobs of its workflow
+(``workflow``) or the repository's other workflows (``repository``), with the band
+calibrated for that evidence; ``history_source`` null: a cold guess. ``evidence_runs``:
+how many earlier runs that evidence rests on (null for ``own`` and cold).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,10 +52,11 @@ from laser_ci.sizing.advice import (
     condition_advice,
     step_condition_advice,
 )
-from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, summarize
+from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, load_runner_prices, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
-from laser_ci.text.history import MAX_RUNS, Failures, HistoryIndex, PastRuns, RunJob
+from laser_ci.sizing.usage import usage_advice, usage_from_rows, usage_summary, with_usage
+from laser_ci.text.history import Failures, HistoryIndex, PastRuns, RunJob
 from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
 from laser_ci.workflows.graph import critical_path
@@ -56,6 +64,7 @@ from laser_ci.workflows.model import JobInstance, ReadError, RepoProfile, Workfl
 from laser_ci.workflows.parse import (
     DiskFiles,
     FileSource,
+    origin_repository,
     read_workflows,
     root_of,
     skip_after,
@@ -83,6 +92,12 @@ class SizingOptions:
     visibility: str | None = None
     runs_per_month: float | None = None
     self_hosted_rate: float = 0.0
+    # what the run is (issue 50): ``github.repository`` (owner/name), the trigger whose run
+    # is estimated (None: all the workflow's), prices of runners not in GitHub's catalog
+    repository: str | None = None
+    event: str | None = None
+    runner_prices: Mapping[str, float] | None = None
+    event_payload: Mapping[str, Any] | None = None  # github.event of a run of `event`
 
 
 def _needs_docker(job: JobInstance) -> bool:
@@ -103,14 +118,33 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "expanded": job.expanded,
         "run_time": {k: list(v) for k, v in job.run_time.items()},
         "runs_on_events": None if job.events is None else list(job.events),
+        "runs_on_by_event": {k: _json_value(v) for k, v in job.runs_on_by_event.items()} or None,
+        "if_inputs": list(job.if_inputs),
         "skipped_after": job.skipped_after,
         "needs": list(job.needs),
         "timeout_minutes": _json_value(job.timeout_minutes),
         "remote_workflow": job.remote_workflow,
         "called_workflow": job.called_workflow,
         "runtime_s": runtime.to_json(),
+        "definition": _definition(job),
     }  # + "history_runs": earlier runs the prediction saw (None: cold start), "history_source"
     # and "history_failures": how its own earlier runs ended (Failures.to_json; None: unknown)
+    # and "usage": its measured runs' p50/p90 per measure (laser_ci.sizing.usage.usage_summary)
+
+
+def _definition(job: JobInstance) -> str:
+    """A fingerprint of the job as written (steps, runner, matrix values, ...), not of where
+    it sits in its file: the PR comment shows a job whose fingerprint is the same at head and
+    base as unchanged, whatever its neighbours did to its prediction."""
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {str(k): strip(v) for k, v in x.items() if k != "line"}
+        if isinstance(x, (list, tuple)):
+            return [strip(v) for v in x]
+        return x
+
+    data = json.dumps(strip(dataclasses.asdict(job)), sort_keys=True, default=repr)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
 class _OtherRunners:
@@ -123,16 +157,13 @@ class _OtherRunners:
     in the real pass (the advice took another branch) is predicted on its own."""
 
     def __init__(self, predictor: Predictor, profile: RepoProfile | None,
-                 history: HistoryIndex | None,
-                 siblings: dict[str, dict[str, list[tuple[str, float]]]] | None = None) -> None:
+                 history: HistoryIndex | None) -> None:
         self.predictor, self.profile, self.history = predictor, profile, history
-        self.siblings = siblings or {}
         self.cache: dict[tuple[int, str], Runtime] = {}
         self.asked: dict[tuple[int, str], str] = {}
 
     def text(self, job: JobInstance, wf: Workflow, label: str) -> str:
-        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history,
-                         self.siblings.get(wf.path))[0]
+        return _job_text(replace(job, runs_on=label), wf, self.profile, self.history)[0]
 
     def predict_on(self, key: int, job: JobInstance, wf: Workflow, placeholder: Runtime | None,
                    ) -> PredictOn:
@@ -163,14 +194,21 @@ def _retired_jobs(wf: Workflow, opts: SizingOptions) -> set[str]:
     that instance fails, so the job (its matrix as a whole) fails for the jobs after it."""
     return {job.id for job in wf.jobs
             if resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
-                              self_hosted_rate=opts.self_hosted_rate).retired}
+                              self_hosted_rate=opts.self_hosted_rate,
+                              runner_prices=opts.runner_prices).retired}
 
 
 def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
-              opts: SizingOptions) -> tuple[dict[str, Any], Any]:
-    """Runner, cost and advice for one job."""
+              opts: SizingOptions, evidence: str | None = "own",
+              usage: dict[str, Any] | None = None,
+              monthly: Any = None) -> tuple[dict[str, Any], Any]:
+    """Runner, cost and advice for one job (``evidence``: its ``history_source``; None, a
+    cold guess, gives no timeout alarm, :func:`laser_ci.sizing.advice.advise`); with
+    ``usage`` (its measured runs' :func:`laser_ci.sizing.usage.usage_summary`), the advice
+    from measurements too."""
     runner = resolve_runner(job.runs_on, job.matrix, visibility=opts.visibility,
-                            self_hosted_rate=opts.self_hosted_rate)
+                            self_hosted_rate=opts.self_hosted_rate,
+                            runner_prices=opts.runner_prices)
     cost = cost_job(runtime, runner, visibility=opts.visibility)
     # A job whose `if:` is false on every trigger never runs: nothing to advise on. A job
     # that calls a remote reusable workflow has no runner or `timeout-minutes` of its own
@@ -182,78 +220,87 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     else:
         advice = condition_advice(job.raw_if) + step_condition_advice(job.string_step_ifs) + advise(
             runtime, runner, job.timeout_minutes, visibility=opts.visibility,
-            predict_on=predict_on, needs=Needs(docker=_needs_docker(job)))
+            predict_on=predict_on, needs=Needs(docker=_needs_docker(job)), evidence=evidence)
+    if usage is not None and job.events != () and not job.remote_workflow:
+        advice = with_usage(advice, usage) + usage_advice(
+            usage, runner, runtime, visibility=opts.visibility, monthly=monthly,
+            docker=_needs_docker(job))
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
+    if usage is not None:
+        fields["usage"] = usage
     return fields, cost
 
 
 def _job_text(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
-              history: HistoryIndex | None,
-              siblings: dict[str, list[tuple[str, float]]] | None = None,
-              ) -> tuple[str, int | None]:
+              history: HistoryIndex | None) -> tuple[str, int | None]:
     """The serialized job, with its history block when past runs are known; and their count."""
-    text, n, _source, _failures = _job_text_from(job, wf, profile, history, siblings)
+    text, n, _source, _failures = _job_text_from(job, wf, profile, history)
     return text, n
 
 
 def _job_text_from(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
                    history: HistoryIndex | None,
-                   siblings: dict[str, list[tuple[str, float]]] | None,
                    ) -> tuple[str, int | None, str | None, Failures | None]:
-    """The serialized job (with its history block when past runs are known), their count,
-    where they came from (``own`` or ``siblings``) and how its own earlier runs ended."""
+    """The serialized job (with its history block when it has past runs of its own), their
+    count, ``own`` when it has them (else None: the evidence of the rest of the repository
+    is looked at after the batch, :func:`_with_evidence`) and how its own earlier runs
+    ended."""
     cold = serialize_job(job, wf, profile)
-    past, source = _past_of(job, wf, history, siblings)
+    past = _past_of(job, wf, history)
     hist = past.history_for(cold) if past is not None else None
     if past is None or hist is None:
         return cold, None, None, None
-    failures = past.failures() if source == "own" else None
-    return serialize_job(job, wf, profile, history=hist), hist.n, source, failures
+    return serialize_job(job, wf, profile, history=hist), hist.n, "own", past.failures()
 
 
-def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None,
-             siblings: dict[str, list[tuple[str, float]]] | None,
-             ) -> tuple[PastRuns | None, str | None]:
-    """The job's own past runs (by exact display name); for an instance of a run-time matrix
-    without any, its siblings' (``siblings`` by job id)."""
+def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> PastRuns | None:
+    """The job's own past runs (by exact display name), when it has timed ones."""
     if history is None:
-        return None, None
+        return None
     past = history.for_job(wf.path, job.name)
-    if past is not None and past.runtimes:
-        return past, "own"
-    if job.expanded and siblings and siblings.get(job.id):
-        return _from_siblings(job.name, siblings[job.id]), "siblings"
-    return None, None
+    return past if past is not None and past.runtimes else None
 
 
-def _similarity(a: str, b: str) -> int:
-    """Characters two names share at their start and at their end."""
-    head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    tail = next((i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=False)) if x != y),
-                min(len(a), len(b)))
-    return head + tail
+def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
+                   runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
+                                                             Failures | None]],
+                   predictor: Predictor, profile: RepoProfile | None,
+                   history: HistoryIndex | None,
+                   offsets: dict[str, tuple[float, float]] | None) -> list[int | None]:
+    """Predicts every job without runs of its own from the closest evidence the repository
+    has (:mod:`laser_ci.predictors.evidence`): ``runtimes`` and ``warm`` are updated in
+    place; returns the runs each evidence rests on (None for the others)."""
+    from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs
 
-
-def _from_siblings(name: str, siblings: list[tuple[str, float]]) -> PastRuns:
-    """The latest runtimes of the instances most like ``name`` (by name), the most alike
-    last, as the history of a new instance."""
-    ranked = sorted(siblings, key=lambda s: (_similarity(name, s[0]), s[0]))
-    return PastRuns(tuple(t for _, t in ranked[-MAX_RUNS:]))
-
-
-def _siblings(wf: Workflow, history: HistoryIndex | None) -> dict[str, list[tuple[str, float]]]:
-    """Per job id of a run-time matrix: each instance with a history and its latest runtime."""
-    if history is None:
-        return {}
-    latest: dict[str, list[tuple[str, float]]] = {}
-    for job in wf.jobs:
-        if not job.expanded:
+    evidence_runs: list[int | None] = [None] * len(pairs)
+    if history is None or all(source == "own" for _n, source, _f in warm):
+        return evidence_runs
+    own = [k for k, (_n, source, _f) in enumerate(warm) if source == "own"]
+    # the cold prediction of each job with runs of its own (its residual's other half) and
+    # of the last configuration each job of a workflow not estimated here ran
+    estimated = {wf.path for _job, wf in pairs}
+    elsewhere = [(path, past) for (path, _name), past in sorted(history.jobs.items())
+                 if path not in estimated and past.previous_text and typical_runs(past)]
+    cold_texts = [serialize_job(pairs[k][0], pairs[k][1], profile) for k in own]
+    cold_texts += [str(past.previous_text) for _path, past in elsewhere]
+    got = predictor.predict(cold_texts) if cold_texts else []
+    cold_log = [math.log(max(rt.p50, 1.0)) for rt in runtimes]  # the others' texts are cold
+    for k, rt in zip(own, got, strict=False):
+        cold_log[k] = math.log(max(rt.p50, 1.0))
+    has_own = set(own)
+    items = [Item(wf.path, job.id, cold_log[k],
+                  typical_runs(_past_of(job, wf, history)) if k in has_own else (),
+                  own=k in has_own, traits=traits_of(job.name, job.matrix, job.runs_on))
+             for k, (job, wf) in enumerate(pairs)]
+    items += [Item(path, "", math.log(max(rt.p50, 1.0)), typical_runs(past), own=True)
+              for (path, past), rt in zip(elsewhere, got[len(own):], strict=True)]
+    for k, res in enumerate(resolve(items)[:len(pairs)]):
+        if res is None or res.source is None:
             continue
-        past = history.for_job(wf.path, job.name)
-        times = [t for t in (past.runtimes if past is not None else ()) if t and t > 0]
-        if times:
-            latest.setdefault(job.id, []).append((job.name, times[-1]))
-    return latest
+        runtimes[k] = runtime_of(res, runtimes[k], offsets)
+        evidence_runs[k] = res.runs
+        warm[k] = (res.runs if res.source == "siblings" else None, res.source, None)
+    return evidence_runs
 
 
 def _callers(workflows: Sequence[Workflow]) -> dict[str, list[str]]:
@@ -270,29 +317,36 @@ def _callers(workflows: Sequence[Workflow]) -> dict[str, list[str]]:
 def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError],
                        predictor: Predictor, profile: RepoProfile | None = None,
                        sizing: SizingOptions | None = None,
-                       history: HistoryIndex | None = None) -> dict[str, Any]:
+                       history: HistoryIndex | None = None,
+                       offsets: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
     """Predict every job instance of ``workflows`` in one batch and assemble the result.
 
     With ``history``, a job whose matrix is computed at run time is first expanded into
-    the instances of its latest runs."""
+    the instances of its latest runs, and a job without runs of its own is predicted from
+    the closest evidence the repository has (``offsets``: the calibrated bands per source,
+    default the shipped ones, :mod:`laser_ci.predictors.evidence_bands`)."""
     opts = sizing or SizingOptions()
     if history is not None:
         workflows = [runtime_matrix.expand(wf, history.runs_of(wf.path)) for wf in workflows]
     for wf in workflows:  # a job on a runner GitHub retired fails before it starts: so
         skip_after(wf.jobs, _retired_jobs(wf, opts))  # do the jobs that need it
-    siblings = {wf.path: _siblings(wf, history) for wf in workflows}
-    prepared = [_job_text_from(job, wf, profile, history, siblings[wf.path])
-                for wf in workflows for job in wf.jobs]
+    pairs = [(job, wf) for wf in workflows for job in wf.jobs]
+    prepared = [_job_text_from(job, wf, profile, history) for job, wf in pairs]
     texts = [t for t, _, _, _ in prepared]
     warm = [(n, source, failures) for _, n, source, failures in prepared]
-    runtimes = predictor.predict(texts) if texts else []
+    runtimes = list(predictor.predict(texts)) if texts else []
+    if offsets is None:
+        from laser_ci.predictors.evidence_bands import load_offsets
+
+        offsets = load_offsets()
+    evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
+                                   offsets)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
-    others = (_OtherRunners(predictor, profile, history, siblings)
+    others = (_OtherRunners(predictor, profile, history)
               if predicts_runner_sizes(predictor) else None)
     if others is not None:
-        pairs = [(job, wf) for wf in workflows for job in wf.jobs]
         for k, ((job, wf), rt) in enumerate(zip(pairs, runtimes, strict=True)):  # dry pass
-            _size_job(job, rt, others.predict_on(k, job, wf, rt), opts)
+            _size_job(job, rt, others.predict_on(k, job, wf, rt), opts, warm[k][1])
         others.gather()
     callers = _callers(workflows)
     out: list[dict[str, Any]] = []
@@ -302,24 +356,30 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         mine = runtimes[i: i + len(wf.jobs)]
         i += len(wf.jobs)
         jobs, costs, running = [], [], []
+        past = history.for_workflow(wf.path) if history is not None else None
+        counted = ((len(past.runtimes), past.span_days)
+                   if past is not None and past.span_days else None)
+        monthly = estimate_monthly_runs(wf.triggers, wf.on, given=opts.runs_per_month,
+                                        history=counted)
+        run_event = {"event": opts.event} if opts.event in wf.triggers else {}  # --event
         for job, runtime, (n, source, failures) in zip(wf.jobs, mine,
                                                        warm[i - len(wf.jobs): i], strict=True):
+            usage = usage_summary(history.usage.get((wf.path, job.name), ())
+                                  if history is not None else ())
             fields, cost = _size_job(job, runtime, None if others is None
-                                     else others.predict_on(k, job, wf, None), opts)
-            k += 1
+                                     else others.predict_on(k, job, wf, None), opts,
+                                     source, usage, monthly)
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
+                         "evidence_runs": evidence_runs[k],
                          "history_failures": None if failures is None else failures.to_json(),
-                         **fields})
+                         **run_event, **fields})
+            k += 1
             # A job whose `if:` is false on every trigger never runs, and one on a runner
             # GitHub retired fails without running: neither bills nor takes time.
             running.append(job.events != () and not fields["runner"].get("retired"))
             if running[-1]:
                 costs.append(cost)
-        past = history.for_workflow(wf.path) if history is not None else None
-        counted = ((len(past.runtimes), past.span_days)
-                   if past is not None and past.span_days else None)
-        totals = summarize(costs, runs=estimate_monthly_runs(
-            wf.triggers, wf.on, given=opts.runs_per_month, history=counted))
+        totals = summarize(costs, runs=monthly)
         # A workflow only ever called by others runs as part of its callers: shown, not
         # added to the totals a second time.
         called_only = wf.triggers == ["workflow_call"]
@@ -390,6 +450,7 @@ def load_history(data_dir: str | os.PathLike[str], repo: str | None = None) -> H
         listed = [tuple(j for j in map(RunJob.from_collected, r["jobs"]) if j is not None)
                   for r in runs]
         index.add_listed(path, listed, _texts_at(path, runs[-1], blobs, listed))
+        index.usage.update({(path, name): recs for name, recs in usage_from_rows(runs).items()})
     return index
 
 
@@ -424,9 +485,16 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
                    sizing: SizingOptions | None = None,
                    history: HistoryIndex | None = None) -> dict[str, Any]:
     """Estimate ``targets`` (repo-relative workflow paths) from an in-memory or disk repo."""
-    workflows, errors = read_workflows(files, targets)
+    opts = sizing or SizingOptions()
+    workflows, errors = read_workflows(files, targets, repository=opts.repository,
+                                       event=opts.event, payload=opts.event_payload)
+    offsets = None  # the shipped bands per evidence source; a --model folder's own
+    if model_dir is not None:
+        from laser_ci.predictors.evidence_bands import default_file, load_offsets
+
+        offsets = load_offsets(default_file(model_dir))
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
-                              profile, sizing, history)
+                              profile, sizing, history, offsets)
 
 
 def _workflows_of(arg: str) -> str:
@@ -454,6 +522,8 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     if profile is None:
         profile = profile_dir(root)
     files = DiskFiles(root, known_root=bool(repo_root) or None)
+    if sizing is not None and sizing.repository is None:  # else the checkout's origin
+        sizing = replace(sizing, repository=origin_repository(root))
     result = estimate_files(files, targets, predictor=predictor, profile=profile,
                             model_dir=model_dir, sizing=sizing, history=history)
     # A file can be both a target and read by another (a called workflow): one line each.
@@ -491,19 +561,37 @@ def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, A
               help="Runs per month for the monthly cost projection.")
 @click.option("--self-hosted-rate", type=click.FloatRange(min=0), default=0.0,
               show_default=True, help="USD per minute charged for self-hosted runners.")
+@click.option("--repo", "repository", metavar="OWNER/NAME",
+              help="The repository, for `github.repository` in the workflows (default: the "
+                   "checkout's `origin` remote, read from .git/config).")
+@click.option("--event", metavar="NAME",
+              help="Estimate the run of this trigger (push, pull_request, schedule, ...) "
+                   "of each workflow that has it (default: every trigger; a value that "
+                   "differs by trigger is shown for the pull request's run).")
+@click.option("--runner-prices", "runner_prices_file", type=click.Path(dir_okay=False),
+              help="JSON or YAML file mapping runner labels not in GitHub's catalog "
+                   "(self-hosted, third-party) to a price in USD per minute.")
 @click.option("--history", "history_dir", type=click.Path(),
               help="A folder written by `laser-ci collect` for this repository: each job's "
                    "earlier runs go into its prediction, and a matrix computed at run time "
                    "is shown as the instances of its latest runs.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Every assumption behind the costs in full (the table shows one line).")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
              visibility: str | None, runs_per_month: float | None,
-             self_hosted_rate: float, history_dir: str | None) -> None:
+             self_hosted_rate: float, repository: str | None, event: str | None,
+             runner_prices_file: str | None, history_dir: str | None,
+             verbose: bool = False) -> None:
     """Predict each job's runtime in workflow files or folders (default .github/workflows;
     a repository root, such as ., means its .github/workflows)."""
     from laser_ci.report.render import render
 
-    sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate)
+    sizing = SizingOptions(visibility, runs_per_month, self_hosted_rate, repository, event)
     try:
+        if repository is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+            raise ValueError(f"--repo {repository!r}: expected OWNER/NAME")
+        if runner_prices_file is not None:
+            sizing = replace(sizing, runner_prices=load_runner_prices(runner_prices_file))
         history = None
         if history_dir is not None:
             history = load_history(history_dir)
@@ -514,10 +602,11 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
             raise
         click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
         sys.exit(2)
-    click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None)), nl=False)
-    if history is not None:
-        _warn_if_unused(history, history_dir or "", result)
+    # the errors first (on stderr), not after a table of hundreds of rows
     for err in result["errors"]:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
         click.echo(plain.line(f"error: {where}: {err['message']}"), err=True)
+    click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None), verbose), nl=False)
+    if history is not None:
+        _warn_if_unused(history, history_dir or "", result)
     sys.exit(1 if result["errors"] else 0)

@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 
 import pytest
 
 from laser_ci.predictors.base import Runtime
+
+# the modules of the `train` extra the tests use: a test marked `train_extra` is skipped
+# without them, so `pip install -e ".[dev]" && pytest` passes (the CPU-only user's setup)
+TRAIN_EXTRA = ("torch", "transformers", "lightgbm", "sklearn")
+
+
+def has_train_extra() -> bool:
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in TRAIN_EXTRA)
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "train_extra: needs the train extra (torch, "
+                            "transformers, lightgbm, scikit-learn); skipped without it")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if has_train_extra():
+        return
+    skip = pytest.mark.skip(reason="needs the train extra: pip install -e '.[train]'")
+    for item in items:
+        if "train_extra" in item.keywords:
+            item.add_marker(skip)
 
 
 class LengthPredictor:

@@ -49,6 +49,9 @@ you may edit in place; ``repo`` is always ``"owner/name"``):
   files=None, **fields)``: ``files`` is a list of filenames or of ``/pulls/{n}/files``
   dicts; when ``None`` it is computed from the two commits (added/modified/removed).
 - ``add_comment(repo, number, body, user=None)``; ``comments(repo, number)`` lists them.
+- ``add_artifact(repo, run_id, name, data, expired=False)``: a run's artifact (``data``: the
+  zip's bytes); its ``/zip`` answers ``302`` to ``/_artifact_blobs/{id}`` (storage: no token
+  needed, and ``requests_to`` shows whether one was sent).
 - ``user`` (the token's ``/user``), ``token`` (``None``: accept any; a string: other
   tokens get ``401 Bad credentials``), ``max_filtered_results`` (GitHub returns at most
   1000 runs when a run list is filtered by status/branch/created/...; lower it in tests),
@@ -73,6 +76,7 @@ Endpoints (all ``GET`` unless noted; lists take ``per_page`` (default 30, max 10
                                                 (its three-dot diff, computed or given)
     /repos/{o}/{r}/compare/{base}...{head}      merge_base_commit, ahead_by, behind_by
     /repos/{o}/{r}/issues/{n}
+    /repos/{o}/{r}/actions/runs/{id}/artifacts  /repos/{o}/{r}/actions/artifacts/{id}/zip
     /repos/{o}/{r}/issues/{n}/comments          GET, POST {"body"}
     /repos/{o}/{r}/issues/comments/{id}         GET, PATCH {"body"}
 
@@ -241,6 +245,8 @@ class FakeGitHub:
         self.pull_files: dict[tuple[str, int], list[dict[str, Any]] | None] = {}
         self.issue_comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
+        self.artifacts: dict[int, list[dict[str, Any]]] = {}  # run id -> its artifacts
+        self.artifact_blobs: dict[int, bytes] = {}
         self.requests: list[Request] = []
         self.lock = threading.RLock()
         self._ids = itertools.count(1000)
@@ -562,6 +568,25 @@ class FakeGitHub:
         with self.lock:
             self.jobs.setdefault(run_id, []).append(data)
         return data
+
+    def add_artifact(self, repo: str, run_id: int, name: str, data: bytes,
+                     expired: bool = False) -> dict[str, Any]:
+        aid = self._next_id()
+        run = next(r for r in self.runs[repo] if r["id"] == run_id)
+        item = {
+            "id": aid, "node_id": f"MDg6QXJ0aWZhY3Q{aid}", "name": name,
+            "size_in_bytes": len(data), "expired": expired,
+            "url": f"{self.url}/repos/{repo}/actions/artifacts/{aid}",
+            "archive_download_url": f"{self.url}/repos/{repo}/actions/artifacts/{aid}/zip",
+            "created_at": run["created_at"], "updated_at": run["created_at"],
+            "expires_at": run["created_at"],
+            "workflow_run": {"id": run_id, "head_sha": run["head_sha"],
+                             "head_branch": run["head_branch"]},
+        }
+        with self.lock:
+            self.artifacts.setdefault(run_id, []).append(item)
+            self.artifact_blobs[aid] = data
+        return item
 
     def add_pull(
         self,
@@ -915,7 +940,7 @@ class FakeGitHub:
         h.wfile.write(data)
 
     def _check_auth(self, req: Request) -> None:
-        if self.token is None or req.path.startswith("/_raw/"):
+        if self.token is None or req.path.startswith(("/_raw/", "/_artifact_blobs/")):
             return
         auth = req.headers.get("authorization", "")
         scheme, _, tok = auth.partition(" ")
@@ -964,6 +989,11 @@ class FakeGitHub:
             }
             res = {"core": core, "search": dict(core, limit=30), "graphql": dict(core)}
             return 200, {"resources": res, "rate": core}, {}
+        if p.startswith("/_artifact_blobs/"):
+            aid = int(p.rsplit("/", 1)[-1])
+            if aid not in self.artifact_blobs:
+                raise HTTPError(404, "BlobNotFound")
+            return 200, self.artifact_blobs[aid], {"Content-Type": "application/zip"}
         if p.startswith("/_raw/"):
             owner, name, ref, path = p[len("/_raw/") :].split("/", 3)
             repo = f"{owner}/{name}"
@@ -1003,6 +1033,21 @@ class FakeGitHub:
             return self._list_runs(req, repo, wf["id"])
         if rest == "/actions/runs" and m == "GET":
             return self._list_runs(req, repo, None)
+        mt = re.fullmatch(r"/actions/runs/(\d+)/artifacts", rest)
+        if mt and m == "GET":
+            if not any(r["id"] == int(mt.group(1)) for r in self.runs[repo]):
+                raise HTTPError(404, "Not Found")
+            return self._page(req, self.artifacts.get(int(mt.group(1)), []), "artifacts")
+        mt = re.fullmatch(r"/actions/artifacts/(\d+)/zip", rest)
+        if mt and m == "GET":
+            aid = int(mt.group(1))
+            item = next((a for arts in self.artifacts.values() for a in arts if a["id"] == aid),
+                        None)
+            if item is None:
+                raise HTTPError(404, "Not Found")
+            if item["expired"]:
+                raise HTTPError(410, "Artifact has expired")
+            return 302, b"", {"Location": f"{self.url}/_artifact_blobs/{aid}"}
         mt = re.fullmatch(r"/actions/runs/(\d+)(/jobs)?", rest)
         if mt and m == "GET":
             run = next((r for r in self.runs[repo] if r["id"] == int(mt.group(1))), None)

@@ -144,7 +144,7 @@ def test_a_needs_cycle_has_no_critical_path(tmp_path: Path) -> None:
     assert by_path["bad.yml"]["critical_path_s"] is None
     assert by_path["good.yml"]["critical_path_s"] > 0
     table = run_estimate(str(tmp_path))
-    assert "  critical path ? (its `needs` form a cycle) · billable" in table.stdout
+    assert "  critical path ? (its `needs` form a cycle) · runner time" in table.stdout
 
 
 @pytest.mark.usefixtures("fake_predictor")

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from fakegithub import FakeGitHub
 
 import laser_ci.github.collect as collect_mod
+import laser_ci.github.collect_store as collect_store
 from laser_ci.github.collect import collect
 from laser_ci.workflows.model import RepoProfile
 
@@ -495,7 +496,7 @@ def test_a_killed_call_is_recovered_from_staging(gh, tmp_path, monkeypatch):
     sha = gh.add_commit(REPO, files_v1())
     add_runs(gh, 3, sha)
     monkeypatch.setattr(collect_mod.Store, "merge", lambda self: None)  # killed: never merges
-    monkeypatch.setattr(collect_mod, "MERGE_EVERY", 100)
+    monkeypatch.setattr(collect_store, "MERGE_EVERY", 100)
     assert run(gh, tmp_path).exit_code == 0
     assert not (tmp_path / "runs.jsonl.gz").exists()
     staged = tmp_path / collect_mod.STATE_DIR / "runs.jsonl"

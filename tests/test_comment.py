@@ -130,7 +130,7 @@ def test_headline_has_totals_and_biggest_changes(head: dict, base: dict) -> None
     assert text.startswith(MARKER + "\n")
     assert "**3 of 4 workflows changed**" in first
     # billable: head 35m, base = docs 2m (unchanged) + ci 20m + deploy 1m = 23m
-    assert "billable **35m 00s** (+12m 00s)" in first
+    assert "runner time **35m 00s** (+12m 00s)" in first
     assert "longest critical path **20m 35s** (+11m 25s)" in first
     assert "**CI / test (3.13)** new job (10m 00s)" in first
     assert "removed job (was 6m 20s)" in first
@@ -163,7 +163,7 @@ def test_duplicate_job_names_pair_in_order() -> None:
 def test_no_changed_workflow(head: dict) -> None:
     text = render_pr_comment(head, {"workflows": []}, [], context=CTX)
     assert "**No workflow changed** (3 workflows)" in text
-    assert "billable **35m 00s** (no change)" in text
+    assert "runner time **35m 00s** (no change)" in text
     assert "Unchanged workflows: 3 workflows, 6 jobs" in text
 
 

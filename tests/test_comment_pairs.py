@@ -42,7 +42,7 @@ def test_a_job_that_never_runs_changes_nothing_in_the_biggest_changes() -> None:
                    _job("purge_cache", 600, runs_on_events=[]))
     text = render_pr_comment(head, base, [PATH])
     first = _headline(text)
-    assert "billable **1m 00s** (-5m 00s)" in first
+    assert "runner time **1m 00s** (-5m 00s)" in first
     assert "**CI / deploy** -5m 00s" in first
     assert "purge" not in first
     assert "| deploy | 5m 00s | 1m 15s – 20m 00s | -5m 00s | cold |" in text

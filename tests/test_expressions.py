@@ -21,7 +21,6 @@ from laser_ci.workflows.expressions import (
     condition,
     display_text,
     evaluate,
-    evaluate_string,
     evaluate_value,
     interpolate,
     segments,
@@ -30,6 +29,7 @@ from laser_ci.workflows.expressions import (
     unknown_refs,
     written_text,
 )
+from laser_ci.workflows.references import evaluate_string
 
 OBJ = {"Fruits": [{"name": "apple", "n": 1}, {"name": "pear"}, {"n": 3}],
        "cfg": {"os": "linux", "arch": "x64"}}

@@ -135,7 +135,7 @@ def test_unreadable_failures_say_nothing(value) -> None:
 
 
 def test_history_cell_in_the_comment() -> None:
-    from laser_ci.report.comment import _history_cell
+    from laser_ci.report.cells import history_cell as _history_cell
 
     job = {"history_runs": 12, "history_source": "own",
            "history_failures": {"runs": 12, "failed": 3, "failed_median_s": 250.0}}

@@ -14,7 +14,8 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "laser_ci"
 
 # Lowest first: a package may import only packages before it (and itself).
-LAYERS = ["workflows", "text", "predictors", "sizing", "report", "training", "evaluation", "estimate",
+LAYERS = ["workflows", "text", "predictors", "measure", "sizing", "report", "training",
+          "evaluation", "estimate",
           "github", "cli"]
 TOP_LEVEL = {"__init__", "__main__", "cli", "estimate"}
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from laser_ci.workflows.expressions import FullContext, evaluate_string, substitute
+from laser_ci.workflows.expressions import FullContext
 from laser_ci.workflows.model import JobInstance, ReadError, Workflow
 from laser_ci.workflows.parse import (
     MAX_CALL_DEPTH,
@@ -37,6 +37,7 @@ from laser_ci.workflows.parse import (
     read_workflows,
     triggers_of,
 )
+from laser_ci.workflows.references import evaluate_string, substitute
 from laser_ci.workflows.yamlload import MAX_DEPTH, MAX_NODES, load_yaml
 
 REPOS = Path(__file__).parent / "fixtures" / "repos"
@@ -308,9 +309,11 @@ def test_all_job_fields_are_read() -> None:
 
 
 def test_strategy_values_see_inputs() -> None:
+    # read on its own, a callable workflow's input is its default (a dispatched one's is
+    # what the user types: tests/test_dispatch_event.py)
     wf, _ = read_text("""
 on:
-  workflow_dispatch:
+  workflow_call:
     inputs:
       parallel: {type: number, default: 3}
 jobs:

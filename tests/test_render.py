@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from laser_ci.cli import main
-from laser_ci.report import comment
+from laser_ci.report import assumptions, cells, comment, tables
 from laser_ci.report.fold import fold_messages, folded_advice
 from laser_ci.report.jobs import Group, grouped
 
@@ -54,7 +54,7 @@ def test_a_group_row_says_how_many_instances_its_cost_leaves_out(tmp_path: Path)
     (row,) = [x for x in _estimate(folder, "--format", "markdown").splitlines()
               if "· 8 instances" in x]
     assert row.endswith(f"| {priced} + 6 unpriced |")
-    folded = comment._assumptions(result["workflows"], detail=1)
+    folded = assumptions.assumptions(result["workflows"], detail=1)
     assert f"(8 instances) | 4 runners | {priced} + 6 unpriced |" in folded
     # every instance priced: the sum alone; none priced: no sum at all
     for oses, priced in (("ubuntu-latest, ubuntu-22.04, ubuntu-24.04, windows-latest", True),
@@ -98,7 +98,7 @@ def test_a_job_that_never_runs_shows_no_cost(tmp_path: Path) -> None:
     (md,) = [x for x in _estimate(folder, "--format", "markdown").splitlines()
              if x.startswith("| release |")]
     assert md.endswith("| — |") and "$" not in md
-    folded = comment._assumptions(result["workflows"])
+    folded = assumptions.assumptions(result["workflows"])
     (line,) = [x for x in folded.splitlines() if "/ release |" in x]
     assert line.endswith("| — |") and "$" not in line
     # the instances of a group that never run are not in its sum, nor counted unpriced
@@ -113,8 +113,8 @@ def test_a_job_that_never_runs_shows_no_cost(tmp_path: Path) -> None:
     assert group.slowest is not None and group.slowest["name"] == "build"
     members = [comment.JobDiff(f"t{i}", "unchanged", head=j, base=j)
                for i, j in enumerate([{**build, "id": "t"}] * 7 + [{**release, "id": "t"}])]
-    row = comment._group_row(members, compare=True, folded=False)
-    assert row[1] == f"Σ {comment._dur(7 * build['runtime_s']['p50'])}"
+    row = tables.group_row(members, compare=True, folded=False)
+    assert row[1] == f"Σ {cells.dur(7 * build['runtime_s']['p50'])}"
 
 
 @pytest.mark.usefixtures("fake_predictor")
@@ -156,7 +156,7 @@ def test_folded_advice_gives_each_varying_number_as_its_range(tmp_path: Path) ->
     assert "(GitHub's default)" in line and line.count("360") == 1  # shared wording kept
     # the comment's instances of one job: the same
     group = [{**j, "id": "t"} for j in result["workflows"][0]["jobs"]]
-    folded = comment._assumptions([{**result["workflows"][0], "jobs": group}], detail=1)
+    folded = assumptions.assumptions([{**result["workflows"][0], "jobs": group}], detail=1)
     assert f"`timeout-minutes: {minutes[0]}`–`{minutes[-1]}`" in folded  # code spans
 
 
@@ -208,9 +208,10 @@ def test_a_runner_without_a_price_says_why(tmp_path: Path) -> None:
     folder = _write(tmp_path, "on: push\njobs:\n  b:\n    runs-on: my-box\n"
                               "    steps: [{run: make}]\n  c:\n    runs-on: ubuntu-20.04\n"
                               "    steps: [{run: make}]\n")
-    (line,) = [x for x in _estimate(folder).splitlines() if "no price" in x]
-    assert line.startswith("  note: b: no price: `my-box` is not a GitHub-hosted label")
-    assert any("- **b**: no price: `my-box`" in x
+    (line,) = [x for x in _estimate(folder).splitlines() if "not priced: self" in x]
+    assert line.startswith("  note: b: not priced: self-hosted or third-party (`my-box` is "
+                           "not a label GitHub documents")
+    assert any("- **b**: not priced: self-hosted or third-party (`my-box`" in x
                for x in _estimate(folder, "--format", "markdown").splitlines())
 
 

@@ -108,7 +108,9 @@ def test_self_hosted_labels_priced_at_the_configured_rate():
         False,
     )
     assert "self-hosted" in r.reason
-    assert R(["self-hosted"]).price_per_min == 0.0  # default rate
+    # no rate given: not priced (issue 50), not $0
+    assert R(["self-hosted"]).price_per_min is None
+    assert R(["self-hosted"]).reason.startswith("not priced: self-hosted or third-party")
     with pytest.raises(ValueError):
         R("ubuntu-latest", self_hosted_rate=-1)
 
@@ -176,7 +178,8 @@ def test_unknown_retired_and_guessed_labels():
     assert "not in the runner catalog" in r.reason
     r = R("my-build-box")
     assert r.kind == "unknown" and r.price_per_min is None
-    assert "larger runner or a self-hosted runner" in r.reason
+    assert r.reason.startswith("not priced: self-hosted or third-party")
+    assert "larger runner named by your organization" in r.reason
 
 
 @pytest.mark.parametrize(

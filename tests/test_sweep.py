@@ -61,3 +61,34 @@ def test_labeled_sweep_dedupes_file_versions(data: Path,
     assert len(todo) == len(versions) < len(runs)
     assert mod.main_([str(data), "--limit", "3"]) == 0
     assert "workflow files: 3 " in capsys.readouterr().out
+
+
+def test_schema_sweep_names_the_refused_files(data: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    with (data / "blobs.jsonl").open("a", encoding="utf-8") as blobs, \
+            (data / "corpus.jsonl").open("a", encoding="utf-8") as corpus:
+        blobs.write(json.dumps({"id": "typo", "text": "on: push\njobs:\n  a: {runs_on: x}\n"}) + "\n")
+        corpus.write(json.dumps({"repo": "typo/repo", "blob": "typo",
+                                 "path": ".github/workflows/typo.yml"}) + "\n")
+    assert _module().main_([str(data), "--corpus", "--schema"]) == 0
+    out = capsys.readouterr().out
+    assert "typo/repo .github/workflows/typo.yml:3: not a valid workflow" in out
+    assert "refused by the schema: " in out
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_checkout_sweep_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "me+it@abc" / ".github"
+    (root / "workflows").mkdir(parents=True)
+    (root / "actions" / "setup").mkdir(parents=True)
+    (root / "actions" / "setup" / "action.yml").write_text(
+        "runs:\n  using: composite\n  steps: [{run: echo, shell: bash}]\n")
+    (root / "workflows" / "ci.yml").write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ${{ github.repository == 'me/it' && 'depot-x' "
+        "|| 'ubuntu-latest' }}\n    steps: [{uses: $/.github/actions/setup}]\n"
+        "  b: {runs-on: ubuntu-latest, steps: [{run: x}]}\n")
+    assert _module().main_([str(tmp_path), "--checkouts"]) == 0
+    out = capsys.readouterr().out
+    assert "| me+it@abc | 1 | 2 | 0 | 1 (0) | 0 |" in out  # depot-x: not priced
+    assert "crashes (tracebacks): 0" in out
+    assert "`$/` read as `./` in me+it@abc: jobs 2 / 2" in out and ": equal" in out

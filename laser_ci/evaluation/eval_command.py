@@ -15,6 +15,7 @@ from laser_ci.evaluation.evaluate import describe, evaluate, json_safe, plot, re
 from laser_ci.evaluation.regimes import REGIMES
 from laser_ci.predictors.base import Predictor
 from laser_ci.report import plain
+from laser_ci.report.progress import Progress
 from laser_ci.training.examples import KINDS, DataError, load_examples
 from laser_ci.training.examples import reading_data as _reading_data
 
@@ -99,6 +100,9 @@ def _eval_cv(data_dir: str, folds: int, **kw: Any) -> None:
               help="--folds: then train the recipe on every repository into DIR.")
 @click.option("--predictions", "predictions_path", type=click.Path(dir_okay=False),
               default=None, help="--folds: also write every prediction, one JSON line each.")
+@click.option("--new-jobs", is_flag=True,
+              help="Score jobs the repository has not run yet (new instance, new job, new "
+                   "workflow) against the cold prediction, instead.")
 @click.pass_context
 def eval_command(
     ctx: click.Context,
@@ -124,9 +128,19 @@ def eval_command(
     lm_reuse: bool,
     lm_ship: str | None,
     predictions_path: str | None,
+    new_jobs: bool,
 ) -> None:
     """Score every available predictor on DATA_DIR (a folder in the gha-runs format)."""
     from laser_ci.predictors.choice import available_predictors
+
+    if new_jobs:  # laser_ci.evaluation.new_jobs: the evidence for jobs without runs
+        from laser_ci.evaluation.new_jobs import eval_new_jobs
+        from laser_ci.predictors.choice import load_predictor
+
+        with Progress("eval").stage("scoring jobs the repositories had not run yet"):
+            out = eval_new_jobs(data_dir, load_predictor(model_dir), fmt)
+        click.echo(out, nl=False)
+        return
 
     cv_only = {"--write-cards": write_cards, "--reference": reference, "--jobs": jobs,
                "--lm-base": lm_base, "--lm-epochs": lm_epochs, "--lm-threads": lm_threads,
@@ -141,15 +155,18 @@ def eval_command(
     if folds is not None:
         if ctx.get_parameter_source("split") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--folds cross-validates over the whole folder: no --split")
-        _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path,
-                      model_dir=model_dir, only=only, history=history, no_cache=no_cache,
-                      write=write_cards, reference=reference, jobs=jobs, lm_base=lm_base,
-                      lm_epochs=lm_epochs, lm_device=lm_device, lm_threads=lm_threads,
-                      lm_minutes=lm_minutes, lm_keep=lm_keep, lm_reuse=lm_reuse,
-                      lm_ship=lm_ship, predictions_path=predictions_path)
+        with Progress("eval").stage(f"cross-validating over {folds} folds"):
+            _reading_data(_eval_cv, data_dir, folds, kind=kind, fmt=fmt, plot_path=plot_path,
+                          model_dir=model_dir, only=only, history=history, no_cache=no_cache,
+                          write=write_cards, reference=reference, jobs=jobs, lm_base=lm_base,
+                          lm_epochs=lm_epochs, lm_device=lm_device, lm_threads=lm_threads,
+                          lm_minutes=lm_minutes, lm_keep=lm_keep, lm_reuse=lm_reuse,
+                          lm_ship=lm_ship, predictions_path=predictions_path)
         return
 
-    predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
+    progress = Progress("eval")
+    with progress.stage("loading the predictors"):
+        predictors: dict[str, Predictor] = dict(available_predictors(model_dir))
     if only:
         missing = [n for n in only if n not in predictors]
         if missing:
@@ -168,11 +185,17 @@ def eval_command(
             "no predictors found; train them with `python benchmarks/baselines.py`"
         )
     kinds = KINDS if kind == "all" else (kind,)
-    examples = _reading_data(load_examples, data_dir, kinds=kinds, split=split,
-                             cache=not no_cache, history=history == "prior")
+    with progress.stage(f"reading examples from {data_dir}"):
+        examples = _reading_data(load_examples, data_dir, kinds=kinds, split=split,
+                                 cache=not no_cache, history=history == "prior")
     if not examples:
         raise click.ClickException(f"no examples in {data_dir} for split={split} kind={kind}")
-    report, preds = evaluate(predictors, examples, history)
+    report, preds = {}, {}
+    for i, (name, predictor) in enumerate(predictors.items(), 1):  # one stage per predictor
+        with progress.stage(f"scoring {name} on {len(examples):,} examples", i, len(predictors)):
+            one, one_preds = evaluate({name: predictor}, examples, history)
+        report = {**one, "predictors": {**report.get("predictors", {}), **one["predictors"]}}
+        preds.update(one_preds)
     report = {"split": split, "kind": kind, **report}
     if fmt == "json":
         click.echo(json.dumps(json_safe(report), indent=2, allow_nan=False))

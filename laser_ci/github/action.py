@@ -98,6 +98,7 @@ class Settings:
     # dispatch, ...), or a merge queue's base branch (merge_group.base_ref): the queue's own
     # gh-readonly-queue/<base>/pr-... branch is new for each group and has no runs
     ref_name: str | None = None
+    runner_prices: str | None = None  # input runner-prices: a file, or label: price lines
 
     @property
     def visibility(self) -> str | None:
@@ -152,6 +153,7 @@ class Settings:
             or (temp / "laser-ci-history" if get("RUNNER_TEMP") else None),
             ref_name=(_queue_base(get("GITHUB_EVENT_NAME"), event) or get("GITHUB_REF_NAME")
                       or _branch_of(event)),
+            runner_prices=get("LASER_CI_RUNNER_PRICES"),
         )
 
     @property
@@ -502,6 +504,7 @@ def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str]
         return None, dict(info, notes=[f"history unavailable ({describe(exc)}): cold-start "
                                        "predictions"])
     info["workflows"] = len(history.workflows)
+    info["measured_jobs"] = len(history.usage)  # jobs with usage records (docs/sizing.md)
     info["notes"] = notes
     if notes:
         click.echo("laser-ci: " + "; ".join(notes))
@@ -517,23 +520,42 @@ def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:
     jobs = dict(history.jobs)
     workflows = dict(history.workflows)
     runs = dict(history.runs)
+    usage = dict(history.usage)
     for old, new in renamed.items():
         for (path, name), past in history.jobs.items():
             if path == old:
                 jobs[(new, name)] = past
+        for (path, name), recs in history.usage.items():
+            if path == old:
+                usage[(new, name)] = recs
         if old in history.workflows:
             workflows[new] = history.workflows[old]
         if old in history.runs:
             runs[new] = history.runs[old]
     return HistoryIndex(jobs=jobs, workflows=workflows, source=history.source, runs=runs,
-                        repo=history.repo)
+                        repo=history.repo, usage=usage)
 
 
 def _sizing(settings: Settings) -> Any:
-    """Cost settings for the estimate: the repository's visibility from the event."""
+    """Cost settings for the estimate: the repository's visibility from the event; the
+    repository (``github.repository``); the run a pull request's event starts (a value
+    that differs by trigger is read for it); the prices of runners GitHub does not sell
+    (input runner-prices: a file in the workspace, or the ``label: price`` lines)."""
     from laser_ci.estimate import SizingOptions
+    from laser_ci.sizing.cost import load_runner_prices, parse_runner_prices
 
-    return SizingOptions(visibility=settings.visibility)
+    prices, given = None, settings.runner_prices
+    if given:
+        inline = any(c in given for c in ":{\n")
+        try:
+            prices = (parse_runner_prices(given, "input runner-prices") if inline
+                      else load_runner_prices(settings.workspace / given))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
+    event = "pull_request" if settings.event_name in PR_EVENTS else settings.event_name or None
+    return SizingOptions(visibility=settings.visibility, repository=settings.repository,
+                         event=event, runner_prices=prices,
+                         event_payload=settings.event if event == settings.event_name else None)
 
 
 # --- GitHub I/O ---------------------------------------------------------------------------

@@ -9,7 +9,8 @@ the shared ``gha-runs`` data set, so ``eval`` and the training code read it as i
                           created_at (when the run was created), event,
                           branch, conclusion, attempts, run_time_s, files {path: blob id},
                           repo_profile, and jobs [{name, run_time_s, conclusion,
-                          runner_labels, runner_name, started_at, completed_at}]
+                          runner_labels, runner_name, started_at, completed_at,
+                          usage (when the measure step kept a record: docs/sizing.md)}]
     OUT/blobs.jsonl.gz    {"id", "text"}; id = first 24 hex digits of sha256(text)
     OUT/corpus.jsonl.gz   {"repo", "path", "blob"}: each distinct file version seen
     OUT/.laser-ci-collect/  state.json and the staging files of a run in progress
@@ -33,14 +34,9 @@ call finishes it.
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
-import json
 import math
 import os
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -52,79 +48,43 @@ from typing import Any, TypeVar
 import click
 
 from laser_ci import __version__
+from laser_ci.github.collect_base import (  # noqa: F401 - re-exported: collect's names
+    CI_DIRS,
+    CollectError,
+    GitHubError,
+    _as_list,
+    _attempt,
+    _later,
+    _message,
+    _NotYet,
+    _raw,
+    _run_item,
+    _Skip,
+    blob_id,
+    is_ci_file,
+    iso_z,
+    job_seconds,
+    parse_time,
+    repo_profile,
+    row_id,
+)
+from laser_ci.github.collect_files import FileReader
+from laser_ci.github.collect_store import FILES, MERGE_EVERY, STATE_DIR, Store  # noqa: F401
+from laser_ci.report.progress import Progress
 
 T = TypeVar("T")
 
-# Tunables; tests monkeypatch them.
+# Tunables; tests monkeypatch them (MERGE_EVERY: in laser_ci.github.collect_store).
 PER_PAGE = 100  # items per list request (GitHub's maximum)
 RESULT_CAP = 1000  # GitHub lists at most this many runs for one filtered query
 MAX_ATTEMPTS = 5  # tries of one request on 5xx / network / malformed answers
 MAX_RATE_WAIT_S = 3900  # longest rate-limit wait; beyond it, stop (the data is saved)
 MAX_RATE_WAITS = 5  # rate-limit waits for one request before giving up
-MERGE_EVERY = 25  # fold staging into the .gz files every N runs
 OVERLAP = timedelta(days=2)  # incremental calls re-list this far before the last newest run
 TIMEOUT_S = 30
 
 _sleep: Callable[[float], None] = time.sleep
 _clock: Callable[[], float] = time.time
-
-STATE_DIR = ".laser-ci-collect"
-FILES = ("blobs", "corpus", "runs")  # merge order: what a run refers to comes first
-CI_DIRS = (".github/workflows/", ".github/actions/")
-
-
-class CollectError(click.ClickException):
-    """A one-line failure: printed as ``Error: ...``, exit status 1, no traceback."""
-
-
-class GitHubError(CollectError):
-    def __init__(self, status: int, message: str, what: str = ""):
-        self.status = status
-        super().__init__(f"GitHub said {status} {message}" + (f" ({what})" if what else "")
-                         + _hint(status, what))
-
-
-def _hint(status: int, what: str) -> str:
-    """What to do about a 401, 403 (not a rate limit) or a repository's 404."""
-    if status == 401:
-        return ": the token is wrong or expired (GITHUB_TOKEN or --token)"
-    if status == 403:
-        return (": the token needs read access to the repository's Actions and contents "
-                "(a fine-grained token: Actions and Contents read; a workflow's GITHUB_TOKEN: "
-                "permissions actions: read, contents: read)")
-    if status == 404 and what.startswith("GET repos/"):
-        return (": no such repository, or the token cannot see it (a private repository "
-                "needs a token with access to it)")
-    return ""
-
-
-class _Skip(Exception):
-    """This run cannot be labeled (its commit or workflow file is gone)."""
-
-
-class _NotYet(Exception):
-    """This run is being re-run: listed as done, its latest attempt's jobs are not."""
-
-
-# ---- small helpers ----------------------------------------------------------------------------
-def blob_id(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
-def row_id(run_id: int) -> str:
-    """The stable row id of a GitHub run (run ids are unique across GitHub)."""
-    return hashlib.sha256(f"gha-run/{run_id}".encode()).hexdigest()[:16]
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-
-
-def iso_z(dt: datetime) -> str:
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_since(text: str) -> datetime:
@@ -138,65 +98,6 @@ def parse_since(text: str) -> datetime:
         raise ValueError(text)
     return dt
 
-
-def _attempt(value: Any) -> int:
-    """A run's attempt number (``attempts``, ``run_attempt``); 1 when not a number."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
-
-
-def _later(a: str, b: str) -> bool:
-    ta, tb = parse_time(a), parse_time(b)
-    return ta is not None and (tb is None or ta > tb)
-
-
-def is_ci_file(path: str) -> bool:
-    return path.startswith(CI_DIRS) and path.lower().endswith((".yml", ".yaml"))
-
-
-def _raw(obj: Any) -> dict[str, Any]:
-    """The JSON GitHub sent for a PyGithub object, without triggering a completion request."""
-    data = getattr(obj, "_rawData", None)
-    if not isinstance(data, dict):
-        raise ValueError("a list item is not a JSON object")
-    return data
-
-
-def _as_list(obj: Any) -> list[dict[str, Any]]:
-    return [_raw(o) for o in (obj if isinstance(obj, list) else [obj])]
-
-
-def _run_item(run: Any) -> tuple[dict[str, Any], Any]:
-    raw = _raw(run)
-    if not isinstance(raw.get("id"), int) or not isinstance(raw.get("created_at"), str):
-        raise ValueError("a workflow run without id or created_at")
-    parse_time(raw["created_at"])  # raises ValueError when it is not a time
-    if not isinstance(raw.get("head_sha"), str):
-        raise ValueError("a workflow run without head_sha")
-    return raw, run
-
-
-def _message(e: Any) -> str:
-    data = getattr(e, "data", None)
-    if isinstance(data, dict):
-        msg = data.get("message") or data.get("data")
-        if msg:
-            return " ".join(str(msg).split())[:200]
-    return " ".join(str(getattr(e, "message", None) or data or "error").split())[:200]
-
-
-def job_seconds(job: dict[str, Any]) -> float:
-    start, end = parse_time(job.get("started_at")), parse_time(job.get("completed_at"))
-    if start is None or end is None:
-        return 0.0
-    return max(0.0, (end - start).total_seconds())
-
-
-def repo_profile(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``repo_profile`` of a git tree, computed as at inference (``laser_ci.workflows.repo_profile``)."""
-    from laser_ci.workflows.repo_profile import profile_from_files
-
-    blobs = [(str(e.get("path", "")), int(e.get("size") or 0)) for e in entries if e.get("type") == "blob"]
-    return profile_from_files(blobs).to_json()
 
 
 # ---- GitHub calls with retries --------------------------------------------------------------
@@ -271,247 +172,6 @@ class Api:
         return None
 
 
-def _lock(path: Path, out: Path) -> Any:
-    """Hold an exclusive lock on the folder for this process's lifetime (POSIX only)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        return None
-    fh = open(path, "a")  # noqa: SIM115 - kept open: the lock lives as long as the Store
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        fh.close()
-        raise CollectError(f"another laser-ci collect is writing to {out}") from None
-    return fh
-
-
-# ---- the output folder --------------------------------------------------------------------
-class Store:
-    """The output folder: known keys, append-only staging, atomic merges, the state file."""
-
-    def __init__(self, out: Path):
-        self.out = out
-        self.stage = out / STATE_DIR
-        try:
-            self.stage.mkdir(parents=True, exist_ok=True)
-            self._lock = _lock(self.stage / "lock", out)
-        except OSError as e:  # read-only, under a file, ...: name the folder given
-            raise CollectError(f"cannot write to {out}: {e.strerror or e}") from None
-        self.run_ids: set[str] = set()
-        self.attempts: dict[str, int] = {}  # row id -> the attempt the folder holds
-        self.replaced: set[str] = set()  # row ids whose older row the next merge drops
-        self.repos: set[str] = set()  # the repositories the runs are of
-        self.blob_ids: set[str] = set()
-        self.corpus: set[tuple[str, str, str]] = set()
-        for row in self._read_gz("runs"):
-            if str(row.get("id")) in self.run_ids:  # a re-run appended by a merge before a
-                self.replaced.add(str(row.get("id")))  # kill: the next final merge keeps one
-            self.run_ids.add(str(row.get("id")))
-            self.attempts[str(row.get("id"))] = _attempt(row.get("attempts"))
-            self.repos.add(str(row.get("repo")))
-        for row in self._read_gz("blobs"):
-            self.blob_ids.add(str(row.get("id")))
-        for row in self._read_gz("corpus"):
-            self.corpus.add((str(row.get("repo")), str(row.get("path")), str(row.get("blob"))))
-        self.state = self._load_state()
-        self._handles: dict[str, Any] = {}
-        self.recovered = self._recover()
-        cache = self.state.setdefault("git_blobs", {})
-        self.git_blobs: dict[str, str] = {k: v for k, v in cache.items() if v in self.blob_ids}
-        self.state["git_blobs"] = self.git_blobs
-        self.pending = 0
-
-    def _gz(self, name: str) -> Path:
-        return self.out / f"{name}.jsonl.gz"
-
-    def _part(self, name: str) -> Path:
-        return self.stage / f"{name}.jsonl"
-
-    def _read_gz(self, name: str) -> Iterator[dict[str, Any]]:
-        path = self._gz(name)
-        if not path.exists():
-            return
-        try:
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                for line in fh:
-                    if line.strip():
-                        yield json.loads(line)
-        except (OSError, EOFError, ValueError) as e:
-            raise CollectError(f"cannot read {path}: {e}") from None
-
-    def _load_state(self) -> dict[str, Any]:
-        path = self.stage / "state.json"
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(data, dict):
-                    data.setdefault("repos", {})
-                    return data
-            except ValueError:
-                pass
-        return {"version": 1, "repos": {}, "git_blobs": {}}
-
-    def save_state(self) -> None:
-        path = self.stage / "state.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.state, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-
-    def _key(self, name: str, row: dict[str, Any]) -> Any:
-        if name == "corpus":
-            return (str(row.get("repo")), str(row.get("path")), str(row.get("blob")))
-        return str(row.get("id"))
-
-    def _known(self, name: str) -> set[Any]:
-        return {"runs": self.run_ids, "blobs": self.blob_ids, "corpus": self.corpus}[name]
-
-    def _recover(self) -> int:
-        """Fold staging left by a killed call into the .gz files (complete lines only)."""
-        found = 0
-        for name in FILES:
-            part = self._part(name)
-            if not part.exists():
-                continue
-            text = part.read_bytes().decode("utf-8", "replace")
-            lines = []
-            known = self._known(name)
-            for line in text.split("\n")[:-1]:  # the last piece has no newline: incomplete
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(row, dict):
-                    continue
-                key = self._key(name, row)
-                if name == "runs" and key in known and self.later_attempt(key, row):
-                    self.replaced.add(key)  # a re-run staged before the kill
-                elif key in known:
-                    continue
-                known.add(key)
-                if name == "runs":
-                    self.attempts[key] = _attempt(row.get("attempts"))
-                    self.repos.add(str(row.get("repo")))
-                lines.append(json.dumps(row, ensure_ascii=False) + "\n")
-            if name == "runs":
-                found = len(lines)
-            self._fold(name, lines)
-            part.unlink()
-        return found
-
-    def later_attempt(self, key: str, row: dict[str, Any]) -> bool:
-        """Whether ``row`` is a later attempt of a run the folder holds (a re-run)."""
-        return key in self.attempts and _attempt(row.get("attempts")) > self.attempts[key]
-
-    def _fold(self, name: str, lines: list[str], final: bool = True) -> None:
-        """Add ``lines`` to the .gz file. For runs, a ``final`` fold also drops the rows
-        re-runs replace (of each such id the last row: its newest attempt); the merges
-        during a call only append, so the file is rewritten once a call, not once a merge."""
-        if name != "runs" or not self.replaced or not final:
-            self._append_gz(name, lines)
-            return
-        path = self._gz(name)
-        new = [json.loads(ln) for ln in lines if ln.strip()]
-        # the row each replaced id keeps: its last, in the file then the new lines
-        last: dict[str, int] = {}
-        for i, row in enumerate(self._read_gz(name)):
-            if str(row.get("id")) in self.replaced:
-                last[str(row.get("id"))] = i
-        for row in new:
-            last.pop(str(row.get("id")), None)  # a new line is later than the file's rows
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-            new_ids = {str(row.get("id")) for row in new}
-            for i, row in enumerate(self._read_gz(name)):
-                key = str(row.get("id"))
-                if key in self.replaced and (key in new_ids or last.get(key) != i):
-                    continue
-                out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
-            for row in new:
-                out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
-            out.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, path)
-        self.replaced.clear()
-
-    def _append_gz(self, name: str, lines: list[str]) -> None:
-        path = self._gz(name)
-        if not lines or (path.exists() and not any(lines)):
-            return
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "wb") as out:
-            if path.exists():
-                with open(path, "rb") as old:
-                    shutil.copyfileobj(old, out)
-            out.write(gzip.compress("".join(lines).encode("utf-8"), compresslevel=6, mtime=0))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-
-    def _write(self, name: str, rows: list[dict[str, Any]]) -> None:
-        if not rows:
-            return
-        fh = self._handles.get(name)
-        if fh is None:
-            fh = self._handles[name] = open(self._part(name), "a", encoding="utf-8")
-        fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-        fh.flush()
-        os.fsync(fh.fileno())
-
-    def add_run(self, row: dict[str, Any], texts: dict[str, str]) -> int:
-        """Stage one run with its new blobs and corpus rows; returns the new blob count."""
-        blobs = [{"id": b, "text": t} for b, t in texts.items() if b not in self.blob_ids]
-        corpus = [
-            {"repo": row["repo"], "path": p, "blob": b}
-            for p, b in row["files"].items()
-            if (row["repo"], p, b) not in self.corpus
-        ]
-        self._write("blobs", blobs)
-        self._write("corpus", corpus)
-        self._write("runs", [row])
-        self.blob_ids.update(b["id"] for b in blobs)
-        self.corpus.update((c["repo"], c["path"], c["blob"]) for c in corpus)
-        if row["id"] in self.run_ids:
-            self.replaced.add(row["id"])  # a re-run: its final attempt replaces the row
-        self.run_ids.add(row["id"])
-        self.attempts[row["id"]] = _attempt(row.get("attempts"))
-        self.repos.add(str(row["repo"]))
-        self.pending += 1
-        if self.pending >= MERGE_EVERY:
-            self.merge(final=False)
-        return len(blobs)
-
-    def close(self) -> None:
-        """Close staging files and release the folder lock (staging stays for recovery)."""
-        for fh in self._handles.values():
-            fh.close()
-        self._handles.clear()
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None
-
-    def merge(self, final: bool = True) -> None:
-        """Fold staging into the .gz files, then save the state; ``final`` (the end of a
-        call) also drops the rows that re-runs replaced."""
-        for fh in self._handles.values():
-            fh.close()
-        self._handles.clear()
-        for name in FILES:
-            part = self._part(name)
-            if part.exists():
-                text = part.read_text(encoding="utf-8")
-                self._fold(name, [ln + "\n" for ln in text.split("\n") if ln.strip()], final)
-                part.unlink()
-            elif name == "runs" and final and self.replaced:  # re-runs merged, not yet dropped
-                self._fold(name, [], final)
-        for name in FILES:  # a call that found no runs still leaves a folder readers take
-            if not self._gz(name).exists():
-                self._append_gz(name, [""])
-        self.pending = 0
-        self.save_state()
-
-
 # ---- collecting one repository --------------------------------------------------------------
 def resolve_repo(gh: Any, api: Api, name: str, api_url: str = "") -> tuple[Any, str]:
     """The PyGithub repository ``name`` and its full name as GitHub spells it."""
@@ -532,7 +192,7 @@ def resolve_repo(gh: Any, api: Api, name: str, api_url: str = "") -> tuple[Any, 
     return api.call(get_repo, f"GET repos/{name}")
 
 
-class Collector:
+class Collector(FileReader):
     def __init__(self, gh: Any, store: Store, api: Api, echo: Callable[[str], None]):
         self.gh = gh
         self.store = store
@@ -576,7 +236,7 @@ class Collector:
         if newest and (not rs["pass"]["newest"] or _later(newest, rs["pass"]["newest"])):
             rs["pass"]["newest"] = newest
         stats = {"new": 0, "updated": 0, "skipped": 0, "blobs": 0,
-                 "later": len(rs.get("later") or ())}
+                 "later": len(rs.get("later") or ()), "measured": 0}
         reasons: dict[str, int] = {}
         finished = False
         try:
@@ -604,6 +264,7 @@ class Collector:
                             stats["later"] -= 1
                         rerun = row["id"] in self.store.run_ids
                         stats["blobs"] += self.store.add_run(row, texts)
+                        stats["measured"] += sum(1 for j in row["jobs"] if "usage" in j)
                         stats["updated" if rerun else "new"] += 1
                     bar.update(1)
             if complete:
@@ -623,6 +284,7 @@ class Collector:
             f"{full}: {stats['new']} new runs, "
             + (f"{stats['updated']} re-run updated, " if stats["updated"] else "")
             + f"{stats['blobs']} new files"
+            + (f", {stats['measured']} job runs with usage records" if stats["measured"] else "")
             + (f", {stats['skipped']} skipped ({why})" if stats["skipped"] else "")
             + (f", {stats['later']} being re-run (collected when it ends)"
                if stats["later"] else "")
@@ -754,6 +416,8 @@ class Collector:
             }
             for j in jobs
         ]
+        for i, rec in self.usage_of(repo, full, run_id, jobs).items():
+            job_rows[i]["usage"] = rec  # what the measure step measured (laser_ci.measure)
         head = raw.get("head_commit") or {}
         stamp = parse_time(head.get("timestamp")) if isinstance(head, dict) else None
         row = {
@@ -774,6 +438,20 @@ class Collector:
         }
         return row, texts
 
+    def usage_of(self, repo: Any, full: str, run_id: int,
+                 jobs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        """Per index of ``jobs``, the usage record the measure step kept for that job run
+        (:mod:`laser_ci.github.usage_records`); none when the run's artifacts cannot be read."""
+        from laser_ci.github.usage_records import run_usage
+
+        try:
+            return self.api.call(lambda: run_usage(repo.requester, repo.url, run_id, jobs),
+                                 f"usage records of run {run_id}")
+        except GitHubError as e:
+            if e.status in (403, 404, 410):
+                return {}
+            raise
+
     def list_all(self, make: Callable[[], Any], what: str) -> list[dict[str, Any]]:
         plist = make()
         out: list[dict[str, Any]] = []
@@ -788,88 +466,12 @@ class Collector:
             if not items or len(out) >= (plist.totalCount or 0) or len(items) < PER_PAGE:
                 return out
 
-    def files_at(
-        self, repo: Any, full: str, sha: str
-    ) -> tuple[dict[str, str], dict[str, str], dict[str, Any] | None]:
-        """``({path: blob id}, {blob id: text} of new blobs, repo_profile)`` at a commit."""
-        try:
-            tree = self.api.call(
-                lambda: _raw(repo.get_git_tree(sha, recursive=True)),
-                f"git tree of {full}@{sha[:7]}",
-            )
-        except GitHubError as e:
-            if e.status in (404, 409, 422):
-                raise _Skip("commit not found") from None
-            raise
-        entries = [e for e in tree.get("tree") or [] if isinstance(e, dict)]
-        profile: dict[str, Any] | None = None
-        if tree.get("truncated"):
-            wanted = self.list_ci_dirs(repo, full, sha)
-        else:
-            profile = repo_profile(entries)
-            wanted = [
-                (str(e["path"]), str(e["sha"]))
-                for e in entries
-                if e.get("type") == "blob" and is_ci_file(str(e.get("path", "")))
-            ]
-        files: dict[str, str] = {}
-        texts: dict[str, str] = {}
-        for path, git_sha in sorted(wanted):
-            bid = self.store.git_blobs.get(git_sha)
-            if bid is None:
-                text = self.read_file(repo, full, path, sha)
-                if text is None:
-                    continue
-                bid = blob_id(text)
-                texts[bid] = text
-                self.store.git_blobs[git_sha] = bid
-            files[path] = bid
-        return files, texts, profile
-
-    def list_ci_dirs(self, repo: Any, full: str, sha: str) -> list[tuple[str, str]]:
-        """The CI files through directory listings (for trees too big to list at once)."""
-        out: list[tuple[str, str]] = []
-        todo = [d.rstrip("/") for d in CI_DIRS]
-        while todo:
-            d = todo.pop()
-            try:
-                listing = self.api.call(
-                    lambda d=d: _as_list(repo.get_contents(d, ref=sha)),
-                    f"contents of {full}/{d}@{sha[:7]}",
-                )
-            except GitHubError as e:
-                if e.status == 404:
-                    continue
-                raise
-            for raw in listing:
-                if raw.get("type") == "dir":
-                    todo.append(str(raw["path"]))
-                elif raw.get("type") == "file" and is_ci_file(str(raw.get("path", ""))):
-                    out.append((str(raw["path"]), str(raw["sha"])))
-        return out
-
-    def read_file(self, repo: Any, full: str, path: str, sha: str) -> str | None:
-        def fetch() -> str | None:
-            items = _as_list(repo.get_contents(path, ref=sha))
-            raw = items[0] if len(items) == 1 else {}
-            if raw.get("encoding") != "base64" or not isinstance(raw.get("content"), str):
-                return None
-            return base64.b64decode(raw["content"]).decode("utf-8", errors="replace")
-
-        try:
-            text = self.api.call(fetch, f"{full}/{path}@{sha[:7]}")
-        except GitHubError as e:
-            if e.status == 404:
-                return None
-            raise
-        if text is None:
-            self.echo(f"{full}: {path}@{sha[:7]}: no inline content (too large?), left out")
-        return text
-
-
 # ---- the command ----------------------------------------------------------------------------
+_PROGRESS = Progress("collect")
+
+
 def _echo(msg: str) -> None:
-    click.echo(msg, err=True)
+    _PROGRESS.echo(msg)  # on a terminal, clears the ticking progress line first
 
 
 def _connect(token: str, api_url: str) -> Any:
@@ -999,8 +601,9 @@ def collect(
             if store.recovered:
                 _echo(f"recovered {store.recovered} runs from an interrupted call")
             collector = Collector(gh, store, api, _echo)
-            for repo, full in resolved:
-                collector.run(repo, full, since_dt, max_runs)
+            for i, (repo, full) in enumerate(resolved, 1):
+                with _PROGRESS.stage(f"collecting {full}", i, len(resolved)):
+                    collector.run(repo, full, since_dt, max_runs)
             if len(store.repos) > 1:
                 names = sorted(store.repos)
                 _echo(f"note: {out} holds the runs of {len(names)} repositories "

@@ -10,6 +10,9 @@
         only for runs the cache has not seen: per job display name, completed_at - started_at,
         and the run's job list (names and runner labels, skipped jobs left out): where the
         instances of a matrix computed at run time come from (``HistoryIndex.runs``)
+    GET /repos/{o}/{r}/actions/runs/{id}/artifacts (+ each laser-ci-usage-* zip)
+        with the jobs, for the same runs: the usage records the measure step kept
+        (:mod:`laser_ci.github.usage_records`), per job name (``HistoryIndex.usage``)
     the workflow files at the newest run's head_sha (git tree + contents, as the Action reads
     a PR's head and base) -> each job serialized without history = ``previous_text``, so
     the estimate can say what changed in a job's configuration since it last ran (run-time
@@ -22,7 +25,8 @@ runtime is the sum of its jobs' (billable time), as in training.
 **Cache.** One JSON file per repository and workflow under ``cache_dir`` (default
 ``$RUNNER_TEMP/laser-ci-history``, else ``~/.cache/laser-ci/history``; the Action keeps it
 between runs with ``actions/cache``) maps run id -> attempt, job durations and the timed
-jobs' conclusions, and keeps the serialized jobs of the newest run's commit. Conclusions
+jobs' conclusions and usage records, and keeps the serialized jobs of the newest run's
+commit. Conclusions
 (the run's from the run list, each job's from its jobs) give ``PastRuns.conclusions``: the
 report says how many earlier runs failed and after how long, never the model's input. A
 cache entry written before conclusions were kept leaves its jobs' ends unknown. A later
@@ -50,6 +54,7 @@ from typing import Any
 
 from laser_ci import __version__
 from laser_ci.github.errors import is_rate_limit
+from laser_ci.measure.record import parse_record
 from laser_ci.report import markdown
 from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns, RunJob
 
@@ -80,13 +85,14 @@ class _Run:
     jobs: dict[str, float] = field(default_factory=dict)
     listed: list[RunJob] = field(default_factory=list)  # every job the run listed, in order
     job_conclusions: dict[str, str] = field(default_factory=dict)  # of the timed jobs
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # job name -> usage record
 
     def to_json(self) -> dict[str, Any]:
         return {"attempt": self.attempt, "created_at": self.created_at,
                 "head_sha": self.head_sha, "jobs": self.jobs,
                 "listed": [[j.name, list(j.labels), j.seconds, j.conclusion]
                            for j in self.listed],
-                "conclusions": self.job_conclusions}
+                "conclusions": self.job_conclusions, "usage": self.usage}
 
 
 def _listed(raw: Any) -> list[RunJob]:
@@ -198,7 +204,8 @@ def _runs(repo: Any, full_name: str, path: str, branch: str, max_runs: int,
             if stop is not None:
                 continue
             try:
-                run.jobs, run.listed, run.job_conclusions = _job_seconds(repo, run.id)
+                run.jobs, run.listed, run.job_conclusions, raw_jobs = _job_seconds(repo, run.id)
+                run.usage = _usage(repo, run.id, raw_jobs)
             except GithubException as exc:
                 if exc.status not in (404, 410):  # 404/410: deleted since it was listed
                     stop = _Stop(_failure_note(exc))
@@ -225,6 +232,9 @@ def _from_cache(run: _Run, seen: Any) -> bool:
     ends = seen.get("conclusions")  # absent in a cache written before they were kept
     run.job_conclusions = ({str(k): str(v) for k, v in ends.items() if v}
                            if isinstance(ends, dict) else {})
+    usage = seen.get("usage")  # absent in a cache written before usage was read
+    run.usage = {str(k): rec for k, v in usage.items()
+                 if (rec := parse_record(v)) is not None} if isinstance(usage, dict) else {}
     return True
 
 
@@ -242,11 +252,27 @@ def _of_this_repository(run: Any, own: str) -> bool:
     return not isinstance(name, str) or name.lower() == own
 
 
+def _usage(repo: Any, run_id: int, raw_jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per job display name, the usage record the measure step kept for that job run
+    (:mod:`laser_ci.github.usage_records`); empty when there is none or it cannot be read
+    (usage is optional: never a failure, never a stop)."""
+    from laser_ci.github.usage_records import run_usage
+
+    try:
+        found = run_usage(repo.requester, repo.url, run_id, raw_jobs)
+    except Exception:  # noqa: BLE001
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for i, rec in sorted(found.items()):
+        out.setdefault(str(raw_jobs[i].get("name")), rec)  # duplicate names: the first
+    return out
+
+
 def _job_seconds(repo: Any, run_id: int
-                 ) -> tuple[dict[str, float], list[RunJob], dict[str, str]]:
+                 ) -> tuple[dict[str, float], list[RunJob], dict[str, str], list[dict[str, Any]]]:
     """Per job display name, its duration in seconds, for the latest attempt of a run;
-    every job the run listed but skipped ones (a skipped job never got its matrix); and per
-    timed job, its conclusion."""
+    every job the run listed but skipped ones (a skipped job never got its matrix); per
+    timed job, its conclusion; and the listed jobs as the API gave them."""
     from laser_ci.github.collect import job_seconds
 
     url = f"{repo.url}/actions/runs/{run_id}/jobs"
@@ -254,10 +280,12 @@ def _job_seconds(repo: Any, run_id: int
     out: dict[str, float] = {}
     listed: list[RunJob] = []
     ends: dict[str, str] = {}
+    raw: list[dict[str, Any]] = []
     for job in islice(_pages(repo, url, params, "jobs"), 100 * MAX_PAGES):
         name = job.get("name")
         if not name or job.get("conclusion") == "skipped":
             continue
+        raw.append(job)
         seconds = job_seconds(job)
         timed = seconds > 0 and job.get("conclusion") not in UNTIMED_ENDS
         labels = job.get("labels")
@@ -269,7 +297,7 @@ def _job_seconds(repo: Any, run_id: int
             out[str(name)] = seconds
             if end:
                 ends[str(name)] = end
-    return out, listed, ends
+    return out, listed, ends, raw
 
 
 def _pages(repo: Any, url: str, params: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
@@ -375,6 +403,9 @@ def _add(index: HistoryIndex, path: str, runs: Sequence[_Run],
         index.jobs[(path, name)] = PastRuns(
             tuple(run.jobs[name] for run in mine), job_texts.get(name),
             conclusions=tuple(run.job_conclusions.get(name) for run in mine))
+    for name in dict.fromkeys(n for run in oldest_first for n in run.usage):
+        index.usage[(path, name)] = tuple(run.usage[name] for run in oldest_first
+                                          if name in run.usage)
     timed = [run for run in oldest_first if run.jobs]
     if timed:
         index.workflows[path] = PastRuns(tuple(sum(run.jobs.values()) for run in timed), wf_text,

@@ -12,7 +12,9 @@ from laser_ci.workflows.yamlload import MAX_BYTES, TOO_LARGE
 
 _YAML = (".yml", ".yaml")
 _NOT_A_FILE = "a symbolic link to something that is not a file of the repository"
-_LOCAL_USES = re.compile(r"""^[\s-]*uses\s*:\s*['"]?\./([^\s'"#@]*)""", re.MULTILINE)
+# `./x` and `$/x` (the workflow's own repository at the running commit): files of the
+# commit the Action reads, base and head alike
+_LOCAL_USES = re.compile(r"""^[\s-]*uses\s*:\s*['"]?[.$]/([^\s'"#@]*)""", re.MULTILINE)
 
 
 class Fetched(dict[str, bytes]):

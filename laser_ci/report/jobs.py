@@ -54,7 +54,7 @@ def _ref(ref: str) -> str:
 def runner_label(job: Mapping[str, Any]) -> str:
     """The ``runs-on`` to show; ``set at run time`` when only the run knows it."""
     runs_on = job.get("runs_on")
-    if job.get("remote_workflow"):
+    if job.get("remote_workflow") and runs_on is None:  # else its runs' labels
         return "(reusable: " + str(job["remote_workflow"]) + ")"
     if isinstance(runs_on, list):
         text = ", ".join(str(x) for x in runs_on)
@@ -135,6 +135,9 @@ def events_words(job: Mapping[str, Any]) -> str:
         if isinstance(after, str) and after:
             return (f"it needs {code(after)}, which does not run, so GitHub skips it too "
                     "(not counted in the totals)")
+        if isinstance(job.get("event"), str):  # read as the run of one trigger (--event)
+            return (f"its `if:` is false on {code(job['event'])}, the trigger estimated: it "
+                    "does not run (not counted in the totals)")
         return "its `if:` is false on every trigger: it never runs (not counted in the totals)"
     return "runs only on " + ", ".join(code(e) for e in events) + " (its `if:`)"
 

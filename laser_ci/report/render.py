@@ -66,18 +66,37 @@ def _job_note(job: Mapping[str, Any]) -> str:
         notes.append(f"{n} of its last {known} runs with a known end failed, after "
                      f"{format_duration(median)} (median)")
     if job.get("history_source") == "siblings":
-        notes.append("new since its latest runs: predicted from its configuration and the "
-                     "latest runs of the other instances")
+        notes.append("no runs of its own: predicted from the runs of the other instances "
+                     "of its matrix")
+    elif job.get("history_source") in ("workflow", "repository"):
+        of = "its workflow's other jobs" if job["history_source"] == "workflow" else \
+            "the repository's other workflows"
+        notes.append(f"no runs of its own: its cold guess calibrated by the runs of {of}")
     events = events_words(job)
     if events:
         notes.append(events)
-    if job.get("remote_workflow"):
+    if job.get("remote_workflow") and job.get("expanded"):
+        notes.append("a job of a remote reusable workflow, named as in its latest runs")
+    elif job.get("remote_workflow"):
         notes.append("remote reusable workflow: its jobs are not read")
+    if job.get("if_inputs") and not never_runs(job):
+        notes.append("may run (depends on input " + ", ".join(
+            _code(str(x).split(".", 1)[-1]) for x in job["if_inputs"]) + ")")
+    by_event = job.get("runs_on_by_event")
+    if isinstance(by_event, Mapping) and by_event:
+        shown = next((k for k, v in by_event.items() if v == job.get("runs_on")), None)
+        notes.append("runner per trigger: " + ", ".join(
+            f"{_code(runner_label({'runs_on': v}))} on {_code(k)}" for k, v in by_event.items())
+            + (f" (shown: {_code(shown)}; --event picks one)" if shown else ""))
     runner = job.get("runner") or {}
     set_at_run_time = bool((job.get("run_time") or {}).get("runs-on"))  # said above
-    if (isinstance(runner, Mapping) and runner.get("kind") == "unknown" and runner.get("reason")
+    reason = str(runner.get("reason") or "") if isinstance(runner, Mapping) else ""
+    if reason.startswith("not priced") and runner.get("price_per_min_usd") is None \
+            and not never_runs(job):
+        notes.append(reason)
+    elif (isinstance(runner, Mapping) and runner.get("kind") == "unknown" and reason
             and not runner.get("retired") and not never_runs(job) and not set_at_run_time):
-        notes.append(f"no price: {runner['reason']}")  # a retired label's advice says why
+        notes.append(f"no price: {reason}")  # a retired label's advice says why
     return "; ".join(notes)
 
 
@@ -103,8 +122,13 @@ def _cost(job_or_wf: Mapping[str, Any]) -> str:
 
 def _job_cost(job: Mapping[str, Any]) -> str:
     """A job row's cost; ``—`` for a job that never runs (its note says so): it costs
-    nothing, and the totals leave it out."""
-    return NEVER_RUNS_COST if never_runs(job) else _cost(job)
+    nothing, and the totals leave it out; ``~`` before a price guessed from the runner's
+    name."""
+    if never_runs(job):
+        return NEVER_RUNS_COST
+    runner = job.get("runner")
+    guessed = isinstance(runner, Mapping) and runner.get("guessed") and job.get("cost_usd")
+    return ("~" if guessed else "") + _cost(job)
 
 
 def _cost_total(wf: Mapping[str, Any]) -> str:
@@ -166,7 +190,30 @@ def _group_cells(group: Group) -> tuple[str, str, str, str, str]:
             group.cost_words(lambda x: f"${x:,.3f}"))
 
 
-def render_table(result: dict[str, Any]) -> str:
+def _billed(wf: Mapping[str, Any]) -> str:
+    """`` · N billed minutes``: what GitHub bills, each job rounded up to a whole minute
+    (the runner time above is the summed runtime), when the costing counted them."""
+    cost = wf.get("cost") if isinstance(wf.get("cost"), Mapping) else {}
+    n = cost.get("billable_minutes")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return ""
+    return f" · {n:,} billed minute{'' if n == 1 else 's'}"
+
+
+def _assumption_lines(assumptions: Sequence[str], verbose: bool) -> list[str]:
+    """One short line (the first assumption's first sentence, and how many more there are);
+    every one of them with ``verbose`` (``--verbose``; ``--format json`` has them too)."""
+    if verbose:
+        return ["assumptions:", *(f"  - {a}" for a in assumptions)]
+    first = str(assumptions[0]).split(". ")[0].split(" (")[0].rstrip(".")
+    if len(first) > 90:
+        first = first[:89].rstrip() + "…"
+    more = len(assumptions) - 1
+    rest = f" (+{more} more: --verbose)" if more else " (--verbose)"
+    return [f"assumptions: {first}{rest}"]
+
+
+def render_table(result: dict[str, Any], verbose: bool = False) -> str:
     lines: list[str] = []
     workflows = visible_workflows(result)
     for wf in workflows:
@@ -192,14 +239,14 @@ def render_table(result: dict[str, Any]) -> str:
         lines.extend(_advice_lines(wf["jobs"]))
         cycle = " (its `needs` form a cycle)" if wf.get("critical_path_s") is None else ""
         total = (f"  critical path {format_duration(wf['critical_path_s'])}{cycle}"
-                 f" · billable {format_duration(wf['billable_s'])}")
-        lines.append(total + _cost_total(wf))
+                 f" · runner time {format_duration(wf['billable_s'])}")
+        lines.append(total + _billed(wf) + _cost_total(wf))
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")
         lines.append("")
     if result.get("assumptions") and workflows:
-        lines.append("assumptions: " + " ".join(result["assumptions"]))
+        lines.extend(_assumption_lines(result["assumptions"], verbose))
     lines.append(f"predictor: {result['predictor']}")
     return "\n".join(_line(x) for x in lines) + "\n"
 
@@ -213,12 +260,19 @@ def _md_row(job: Mapping[str, Any]) -> str:
 
 def render_markdown(result: dict[str, Any]) -> str:
     out: list[str] = []
+    if result["errors"]:  # first, not under every workflow's table
+        out.append("**Files that could not be read**")
+        out.append("")
+        for err in result["errors"]:
+            where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
+            out.append(f"- {_code(where)}: {_prose(err['message'])}")
+        out.append("")
     workflows = visible_workflows(result)
     for wf in workflows:
         out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})")
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
-                   f"billable **{format_duration(wf['billable_s'])}**.")
+                   f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}.")
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")
@@ -257,13 +311,6 @@ def render_markdown(result: dict[str, Any]) -> str:
             out.append("")
             out.append("</details>")
             out.append("")
-    if result["errors"]:
-        out.append("**Files that could not be read**")
-        out.append("")
-        for err in result["errors"]:
-            where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
-            out.append(f"- {_code(where)}: {_prose(err['message'])}")
-        out.append("")
     if result.get("assumptions") and workflows:
         out.append("<details><summary>Assumptions behind the costs</summary>")
         out.append("")
@@ -275,7 +322,8 @@ def render_markdown(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(result: dict[str, Any], fmt: str, encoding: str | None = None) -> str:
+def render(result: dict[str, Any], fmt: str, encoding: str | None = None,
+           verbose: bool = False) -> str:
     """``result`` as ``fmt`` text. JSON that ``encoding`` (the output's) cannot write as
     it is has its other characters as ``\\uXXXX`` escapes: the same JSON value."""
     if fmt == "json":
@@ -283,4 +331,4 @@ def render(result: dict[str, Any], fmt: str, encoding: str | None = None) -> str
         return text if _encodes(text, encoding) else json.dumps(result, indent=2) + "\n"
     if fmt == "markdown":
         return render_markdown(result)
-    return render_table(result)
+    return render_table(result, verbose)

@@ -122,18 +122,26 @@ def advise(
     predict_on: PredictOn | None = None,
     needs: Needs | None = None,
     catalog: Catalog | None = None,
+    evidence: str | None = "own",
 ) -> list[Advice]:
     """Timeout, runner-size and short-job advice for one job.
 
     ``predict_on(label)`` re-predicts the job as if ``runs-on`` were ``label`` (None if it
-    cannot); it is called for at most four alternative labels."""
+    cannot); it is called for at most four alternative labels. ``evidence``: what the
+    prediction rests on (``history_source``: ``own``, ``siblings``, ``workflow``,
+    ``repository``; None: a cold guess from the workflow file alone). The timeout advice
+    reads the band calibrated for that evidence; from a cold guess, whose band is tens of
+    times wide, it raises no alarm and suggests no value: it says it cannot tell yet."""
     cat = catalog or load_catalog()
     vis, assumed = _visibility(visibility)
     needs = needs or Needs()
     base: list[str] = ["assumes a private repository (visibility not given)"] if assumed else []
     if runner.retired:  # the job never gets a runner: nothing to time out, nothing to size
         return [_retired_advice(runtime, runner, vis, cat, base)]
-    out = _timeout_advice(runtime, runner, timeout_minutes, vis, cat, base)
+    if evidence is None and runtime is not None:
+        out = _cold_timeout_advice(runtime, runner, timeout_minutes, vis, cat, base)
+    else:
+        out = _timeout_advice(runtime, runner, timeout_minutes, vis, cat, base)
     if runtime is None or runner.kind not in ("github-hosted", "larger") or runner.os is None:
         return out
     out += _short_job_advice(runtime, runner, vis, predict_on, needs, cat, base)
@@ -245,6 +253,31 @@ def _timeout_advice(
             )
         )
     return out + _cap_advice(runtime, runner, cap, cat)
+
+
+COLD_WHY = ("a cold guess from the workflow file alone (no earlier runs of this job, its "
+            "matrix, its workflow or this repository): its p10-p90 band is tens of times wide")
+
+
+def _cold_timeout_advice(runtime: Runtime, runner: Runner, timeout: Any, vis: str,
+                         cat: Catalog, base: list[str]) -> list[Advice]:
+    """The timeout advice of a cold guess. Where its p90 is within the timeout (the one set,
+    else GitHub's default or the runner's limit) it is the usual advice (the suggested value
+    from its calibrated band, p90 x 1.5: generous, as that band is wide). Where the p90 is
+    past it, that is no alarm: "cannot tell yet", with no value to raise it to; a job
+    without ``timeout-minutes`` still hears what a hung run costs (a fact, not a
+    prediction)."""
+    cap = runner.max_job_minutes or cat.default_timeout_minutes
+    t = _minutes_value(timeout)
+    limit = t if t is not None else min(cap, cat.default_timeout_minutes)
+    if runtime.p90 <= min(limit, cap) * 60:
+        return _timeout_advice(runtime, runner, timeout, vis, cat, base)
+    return _timeout_advice(None, runner, timeout, vis, cat, base) + [Advice(
+        "timeout",
+        f"Cannot tell yet whether this job fits its {min(limit, cap):g}-minute limit: the "
+        f"prediction (p90 {_fmt_s(runtime.p90)}) is a cold guess. Its first runs, or "
+        "`--history` with this repository's runs, will tell.",
+        {}, (*base, COLD_WHY))]
 
 
 def _cap_advice(runtime: Runtime | None, runner: Runner, cap: int, cat: Catalog) -> list[Advice]:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from laser_ci.predictors.base import Runtime
 from laser_ci.sizing.catalog import Catalog, load_catalog
-from laser_ci.sizing.runners import Runner, _visibility
+from laser_ci.sizing.runners import NOT_PRICED, Runner, _visibility
 
 
 def billable_minutes(seconds: float) -> int:
@@ -118,7 +120,9 @@ def cost_job(runtime: Runtime, runner: Runner, *, visibility: str | None = None)
     if assumed:
         notes.append("assumes a private repository (visibility not given)")
     if runner.price_per_min is None:
-        notes.append(f"no price: {runner.reason}" if runner.reason else "no price: unknown runner")
+        notes.append(runner.reason if runner.reason and runner.reason.startswith(NOT_PRICED)
+                     else f"no price: {runner.reason}" if runner.reason
+                     else "no price: unknown runner")
         return JobCost(runner, minutes, None, None, None, None, tuple(notes))
     cost = job_cost(runtime.p50, runner, visibility=vis) or 0.0
     lo = job_cost(runtime.p10, runner, visibility=vis) or 0.0
@@ -298,9 +302,12 @@ def cost_assumptions(
         "Costs are at the predicted median (p50) runtime; ranges at p10-p90.",
         "Included minutes of your plan (2,000-50,000 per month) are not subtracted; larger "
         "runners never use them.",
-        f"Self-hosted minutes are priced at ${self_hosted_rate:g}/min (configurable).",
-        "Larger Linux/Windows runners are named by your organization; sizes read from names "
-        "like `ubuntu-latest-8-cores` are guesses.",
+        (f"Self-hosted minutes are priced at ${self_hosted_rate:g}/min (given)."
+         if self_hosted_rate else "Runners GitHub does not sell (self-hosted, third-party "
+         "pools such as Actions Runner Controller, GARM or Depot, labels GitHub does not "
+         "document) are not priced unless their prices are given (--runner-prices)."),
+        "Larger Linux/Windows runners are named by your organization; sizes and prices read "
+        "from names like `ubuntu-latest-8-cores` are guesses (marked ~).",
     ]
     if assumed:
         out.insert(
@@ -317,3 +324,38 @@ def cost_assumptions(
     return out
 
 
+
+
+def load_runner_prices(path: str | os.PathLike[str]) -> dict[str, float]:
+    """Prices of runners GitHub does not sell, from a JSON or YAML file mapping each runner
+    label to USD per minute (``{"electron-arc-linux-amd64-32core": 0.05}``); a line naming
+    the file and what is wrong (ValueError) when it is not that."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"runner prices {path}: {exc.strerror or exc}") from exc
+    return parse_runner_prices(raw, str(path))
+
+
+def parse_runner_prices(raw: str | bytes, path: str) -> dict[str, float]:
+    """:func:`load_runner_prices` of a file's text; ``path`` names it in errors."""
+    from laser_ci.workflows.yamlload import load_yaml
+
+    loaded = load_yaml(raw)  # YAML 1.2 reads JSON as well
+    if loaded.error:
+        where = f"{path}:{loaded.error_line}" if loaded.error_line else str(path)
+        raise ValueError(f"runner prices {where}: {loaded.error}")
+    data = loaded.data
+    if not isinstance(data, dict):
+        raise ValueError(f"runner prices {path}: expected a mapping of runner label to USD "
+                         "per minute")
+    out: dict[str, float] = {}
+    for label, price in data.items():
+        if isinstance(price, bool) or not isinstance(price, int | float) \
+                or not math.isfinite(price) or price < 0:
+            line = data.line_of(label) if hasattr(data, "line_of") else None
+            where = f"{path}:{line}" if line else str(path)
+            raise ValueError(f"runner prices {where}: `{label}`: the price must be a number "
+                             f"of USD per minute, >= 0, not {price!r}")
+        out[str(label).strip().lower()] = float(price)
+    return out

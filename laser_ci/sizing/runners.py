@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from laser_ci.sizing.catalog import Catalog, CatalogEntry, load_catalog
@@ -69,6 +69,39 @@ class Runner:
         }
 
 
+NOT_PRICED = "not priced: self-hosted or third-party"
+"""What a runner GitHub does not sell is, unless the user gives its price."""
+
+# Words of runner names that are pools of other providers or of self-hosted runner
+# managers, never GitHub's larger runners: Actions Runner Controller (arc), GARM, Depot,
+# RunsOn, Blacksmith, BuildJet, Namespace, Ubicloud, WarpBuild, Cirun.
+_THIRD_PARTY = frozenset({"arc", "garm", "depot", "runs-on", "runson", "blacksmith", "buildjet",
+                          "namespace", "nscloud", "ubicloud", "warp", "warpbuild", "cirun",
+                          "self", "selfhosted", "self-hosted", "custom"})
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices the user gives for runners GitHub does not sell: ``rate`` for every
+    self-hosted one (None: not priced), ``labels`` by runner label (lowercase)."""
+
+    rate: float | None = None
+    labels: Mapping[str, float] = field(default_factory=dict)
+
+    def of(self, labels: Sequence[str], cat: Catalog) -> tuple[str, float] | None:
+        """The first of ``labels`` (lowercase) not in GitHub's catalog that has a price."""
+        return next(((x, self.labels[x]) for x in labels
+                     if x in self.labels and cat.by_label(x) is None), None)
+
+
+def _third_party(name: str) -> str | None:
+    """The word that makes a runner name a third-party or self-hosted pool, if any."""
+    low = name.lower()
+    words = re.split(r"[^a-z0-9]+", low)
+    return next((w for w in words if w in _THIRD_PARTY), None) or next(
+        (m for m in ("runs-on", "self-hosted") if m in low), None)
+
+
 def _visibility(visibility: str | None) -> tuple[str, bool]:
     """(effective visibility, assumed?). Unknown visibility is costed as private."""
     if visibility is None:
@@ -108,16 +141,23 @@ def resolve_runner(
     visibility: str | None = None,
     self_hosted_rate: float = 0.0,
     catalog: Catalog | None = None,
+    runner_prices: Mapping[str, float] | None = None,
 ) -> Runner:
     """Resolve a job's ``runs-on`` (string, list of labels, ``{group, labels}`` mapping,
     ``${{ }}`` expressions over ``matrix`` and any other known ``contexts``) to a catalog
-    runner, a self-hosted runner or "unknown" with the reason."""
+    runner, a self-hosted runner or "unknown" with the reason.
+
+    A runner GitHub does not sell (self-hosted, a third-party pool, a label GitHub does not
+    document) has no price (:data:`NOT_PRICED`) unless ``runner_prices`` (label -> USD per
+    minute) or, for self-hosted ones, a ``self_hosted_rate`` above 0 gives one."""
     if self_hosted_rate < 0:
         raise ValueError("self_hosted_rate must be >= 0")
     cat = catalog or load_catalog()
     vis, _ = _visibility(visibility)
     value = evaluate_value(runs_on, {**(contexts or {}), "matrix": dict(matrix or {})})
-    return _resolve_value(value, vis, self_hosted_rate, cat)
+    prices = Prices(self_hosted_rate or None,
+                    {str(k).strip().lower(): float(v) for k, v in (runner_prices or {}).items()})
+    return _resolve_value(value, vis, prices, cat)
 
 
 def _display(value: Any) -> str:
@@ -137,7 +177,7 @@ def _display(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _resolve_value(value: Any, vis: str, rate: float, cat: Catalog) -> Runner:
+def _resolve_value(value: Any, vis: str, rate: Prices, cat: Catalog) -> Runner:
     label = _display(value)
     if isinstance(value, Unknown):
         return _resolve_unknown_expr(value, vis, rate, cat)
@@ -164,7 +204,7 @@ def _resolve_value(value: Any, vis: str, rate: float, cat: Catalog) -> Runner:
     return Runner(label=label, kind="unknown", reason=f"unsupported `runs-on` value {value!r}")
 
 
-def _resolve_unknown_expr(u: Unknown, vis: str, rate: float, cat: Catalog) -> Runner:
+def _resolve_unknown_expr(u: Unknown, vis: str, rate: Prices, cat: Catalog) -> Runner:
     if u.refs and all(r.startswith("matrix") for r in u.refs):
         why = (
             f"`runs-on` uses {_refs_text(u)}, which has no value in this matrix combination "
@@ -239,12 +279,19 @@ def _shape_from_name(name: str) -> tuple[str | None, str | None, int | None, boo
 
 
 def _resolve_labels(
-    labels: Sequence[Any], group: str | None, display: str, vis: str, rate: float, cat: Catalog
+    labels: Sequence[Any], group: str | None, display: str, vis: str, rate: Prices, cat: Catalog
 ) -> Runner:
     unknown_parts = [x for x in labels if isinstance(x, Unknown)]
     names = [str(x).strip() for x in labels if not isinstance(x, Unknown) and x is not None]
     lower = list(dict.fromkeys(n.lower() for n in names if n))
     in_group = f" (runner group `{group}`)" if group else ""
+    given = rate.of(lower + ([group.lower()] if group else []), cat)
+    if given is not None:
+        os, arch, cores, gpu = _shape_from_name(" ".join(lower))
+        return Runner(label=display, kind="self-hosted", os=os, arch=arch, cores=cores, gpu=gpu,
+                      price_per_min=given[1],
+                      reason=f"`{given[0]}` priced at ${given[1]:g}/min (runner prices given)",
+                      max_job_minutes=cat.self_hosted_max_job_minutes)
 
     if "self-hosted" in lower:
         return _self_hosted(lower, display, rate, cat, "the labels include `self-hosted`" + in_group)
@@ -295,7 +342,7 @@ def _resolve_labels(
 
 
 def _self_hosted(
-    labels: list[str], display: str, rate: float, cat: Catalog, why: str, guessed: bool = False
+    labels: list[str], display: str, rate: Prices, cat: Catalog, why: str, guessed: bool = False
 ) -> Runner:
     os = next((_OS_WORDS[w] for w in labels if w in _OS_WORDS), None)
     arch = next((_SELF_HOSTED_ARCH[w] for w in labels if w in _SELF_HOSTED_ARCH), None)
@@ -311,8 +358,10 @@ def _self_hosted(
         os=os,
         arch=arch,
         cores=cores,
-        price_per_min=rate,
-        reason=f"{why}; self-hosted minutes priced at ${rate:g}/min (configurable)",
+        price_per_min=rate.rate,
+        reason=(f"{why}; self-hosted minutes priced at ${rate.rate:g}/min (given)"
+                if rate.rate is not None else f"{NOT_PRICED} ({why}; give its price with "
+                "--runner-prices, or --self-hosted-rate)"),
         guessed=guessed,
         max_job_minutes=cat.self_hosted_max_job_minutes,
     )
@@ -345,15 +394,23 @@ def _resolve_label(label: str, display: str, vis: str, cat: Catalog) -> Runner:
                     f"assumed sized and priced like `{like}`",
                     guessed=True,
                 )
+    pool = _third_party(label)
+    if pool is not None:
+        os, arch, cores, gpu = _shape_from_name(label)
+        return Runner(label=display, kind="self-hosted", os=os, arch=arch, cores=cores, gpu=gpu,
+                      reason=f"{NOT_PRICED} (`{label}` names a pool of self-hosted or "
+                      f"third-party runners, `{pool}`, not a runner GitHub sells; give its "
+                      "price with --runner-prices)",
+                      max_job_minutes=cat.self_hosted_max_job_minutes)
     r = _resolve_by_shape(label, display, vis, cat, source=f"`{label}`")
     if r is not None:
         return r
     return Runner(
         label=display,
         kind="unknown",
-        reason=f"`{label}` is not a GitHub-hosted label (catalog as of {cat.as_of}); it is "
-        "probably a larger runner or a self-hosted runner named by your organization, so its "
-        "size and price are unknown",
+        reason=f"{NOT_PRICED} (`{label}` is not a label GitHub documents, catalog as of "
+        f"{cat.as_of}: a self-hosted runner, a third-party one or a larger runner named by "
+        "your organization; give its price with --runner-prices)",
     )
 
 

@@ -354,6 +354,9 @@ class HistoryIndex:
     runs: dict[str, tuple[tuple[RunJob, ...], ...]] = field(default_factory=dict)
     repo: str = ""
     """The repository the runs are of (``owner/name``), when known."""
+    usage: dict[tuple[str, str], tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    """Per workflow path and job name, the usage records of its measured runs, oldest first
+    (:mod:`laser_ci.measure.record`; for the sizing advice, never the model's input)."""
 
     def for_job(self, workflow_path: str, job_name: str) -> PastRuns | None:
         return self.jobs.get((workflow_path, job_name))

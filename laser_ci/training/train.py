@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from laser_ci.report.progress import Progress
 from laser_ci.training.config import SIZES, TrainConfig
 from laser_ci.training.examples import reading_data
 from laser_ci.training.finetune import FINETUNE_CONFIG, run_finetune
@@ -81,8 +82,9 @@ def train_command(data_dir: str, out_dir: str, corpus_split: str, device: str,
     OUT/pretrained --lm-ship DIR`."""
     cfg = _cfg_from(TrainConfig(), **kw)
     _check_out("--out", out_dir)
-    log = reading_data(run_pretrain, data_dir, out_dir, cfg, device=device,
-                       corpus_split=corpus_split)
+    with Progress("train").stage("pretraining on the unlabeled corpus"):
+        log = reading_data(run_pretrain, data_dir, out_dir, cfg, device=device,
+                           corpus_split=corpus_split)
     if int(os.environ.get("RANK", "0")) == 0:  # one summary under torchrun / accelerate
         click.echo(json.dumps({k: log.get(k) for k in ("parameters", "tokenizer", "pretrain",
                                                        "seconds")}, indent=2))
@@ -108,6 +110,7 @@ def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **
     """Adapt the shipped model to one repository's own history (minutes on a CPU)."""
     cfg = _cfg_from(FINETUNE_CONFIG, **kw)
     _check_out("--out", out_dir)
-    log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
+    with Progress("finetune").stage(f"fine-tuning {base_dir} on {data_dir}"):
+        log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
     click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval_before", "eval")},
                           indent=2))

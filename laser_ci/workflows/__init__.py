@@ -5,10 +5,14 @@ Enters: workflow files (bytes, from disk or a commit). Leaves: :class:`Workflow`
 display names, resolved ``needs`` and static expressions evaluated; problems as
 :class:`ReadError` lines naming the file and line.
 
-Modules: ``yamlload`` (YAML as GitHub reads it), ``parse`` (workflows, reusable workflows,
-composite actions), ``matrix`` (strategy expansion), ``expressions`` (the one ``${{ }}``
-evaluator: GitHub's grammar over the contexts known before a run, an explicit unknown for
-the rest), ``names`` (display names and the parts only the run knows), ``runtime_matrix``
+Modules: ``yamlload`` (YAML as GitHub reads it), ``files`` (the file source, ``./`` and
+``$/`` references, the checkout's root and ``origin``), ``schema`` (GitHub's workflow
+schema), ``parse`` (workflows, reusable workflows, composite actions), ``run_context``
+(the ``inputs`` and ``github`` a run knows before it starts), ``matrix`` (strategy
+expansion), ``expressions`` (the one ``${{ }}`` evaluator: GitHub's grammar over the
+contexts known before a run, an explicit unknown for the rest) with ``values``,
+``grammar`` and ``references`` (plain references of the job text), ``names`` (display
+names and the parts only the run knows), ``runtime_matrix``
 (the instances of a matrix computed at run time, from the job's latest runs), ``graph``
 (``needs`` and the critical path), ``repo_profile`` (what the checkout holds), ``model``
 (the dataclasses).

@@ -11,8 +11,9 @@ of the job, in the file that defines it (the called workflow, for a nested job).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
+from laser_ci.workflows.expressions import condition
 from laser_ci.workflows.model import JobInstance, ReadError, Workflow
 
 
@@ -126,3 +127,43 @@ def critical_path(jobs: Sequence[JobInstance], seconds: Sequence[float]) -> floa
             visiting.discard(node)
             stack.pop()
     return max(finish.values(), default=0.0)
+
+
+def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> None:
+    """A job that needs one that never runs, or one that fails before it starts
+    (``failing``: ids of jobs on a runner label GitHub retired), never runs either, unless
+    its ``if:`` asks for it with a status function (``always()``, ``!cancelled()``, or
+    ``failure()`` after a job that fails): GitHub skips it, as the implicit ``success()`` is
+    false. Such a job gets ``events = ()`` and ``skipped_after``, the need that stopped it;
+    followed down the chain."""
+    by_id: dict[str, list[JobInstance]] = {}
+    for job in jobs:
+        by_id.setdefault(job.id, []).append(job)
+    failed = set(failing)
+    # the jobs after a failing one, however far down (``failure()`` is true in them): a walk
+    # down the `needs` edges, not a recursion, as a chain may be hundreds of jobs long
+    needed_by: dict[str, set[str]] = {}
+    for job in jobs:
+        for n in job.needs:
+            needed_by.setdefault(n, set()).add(job.id)
+    after_failure: set[str] = set()
+    stack = sorted(failed)
+    while stack:
+        for dependent in needed_by.get(stack.pop(), ()):
+            if dependent not in after_failure:
+                after_failure.add(dependent)
+                stack.append(dependent)
+
+    changed = True
+    while changed:
+        never = {i for i, same in by_id.items() if all(j.events == () for j in same)}
+        stopped = never | failed
+        changed = False
+        for job in jobs:
+            after = next((n for n in job.needs if n in stopped), None)
+            if job.events == () or after is None:
+                continue
+            status = {"success": False, "failure": job.id in after_failure, "cancelled": False}
+            if job.raw_if is None or condition(job.raw_if, {}, status=status) is False:
+                job.events, job.skipped_after = (), after
+                changed = True

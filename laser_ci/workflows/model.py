@@ -108,6 +108,9 @@ class JobInstance:
     skipped_after: str | None = None  # events == () as it needs this job, which does not run
     raw_if: Any = None  # the job's `if:` as written (``if_``: as the job text substitutes it)
     string_step_ifs: tuple[str, ...] = ()  # steps whose `if:` GitHub reads as text: always true
+    if_inputs: tuple[str, ...] = ()  # dispatch inputs (`inputs.x`) that decide its `if:`
+    runs_on_by_event: dict[str, Any] = field(default_factory=dict)  # trigger -> runs-on, where
+    # `runs-on` depends on `github.event_name` and differs between the workflow's triggers
     expanded: bool = False
     runs_on_source: str | None = None  # "history": the runner labels of its latest run
 

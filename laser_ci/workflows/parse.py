@@ -29,11 +29,9 @@ Nothing here raises on bad input: problems become :class:`ReadError` entries.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from laser_ci.workflows import names
 from laser_ci.workflows.expressions import (
@@ -45,19 +43,45 @@ from laser_ci.workflows.expressions import (
     has_expression,
     is_known,
     string_condition,
-    substitute,
     to_text,
     unknown_refs,
 )
-from laser_ci.workflows.graph import check_needs
+from laser_ci.workflows.files import (
+    OUT_OF_REPO,
+    DiskFiles,
+    FileSource,
+    as_dot_slash,
+    find_repo_root,
+    is_local,
+    local_target,
+    normalize,
+    origin_repository,
+    root_of,
+    why_unreadable,
+    workflow_targets,
+)
+from laser_ci.workflows.graph import check_needs, skip_after
 from laser_ci.workflows.matrix import expand_matrix
 from laser_ci.workflows.model import JobInstance, ReadError, Step, Workflow
 from laser_ci.workflows.names import MAX_NAME_LENGTH, display_name, matrix_suffix
-from laser_ci.workflows.yamlload import MAX_BYTES, LoadResult, YDict, load_yaml
+from laser_ci.workflows.references import substitute
+from laser_ci.workflows.run_context import (
+    ASSUMED_PULL_REQUEST,
+    INPUT_EVENTS,
+    PULL_REQUEST_EVENTS,
+    event_payload,
+    github_context,
+    input_defaults,
+    input_refs,
+    pick_event,
+)
+from laser_ci.workflows.schema import check_workflow
+from laser_ci.workflows.yamlload import LoadResult, YDict, load_yaml
 
-__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "DiskFiles", "FileSource", "display_name",
-           "find_repo_root", "matrix_suffix", "normalize", "read_paths", "read_workflows",
-           "root_of", "triggers_of", "workflow_targets"]
+__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "OUT_OF_REPO", "PULL_REQUEST_EVENTS", "DiskFiles",
+           "FileSource", "display_name", "find_repo_root", "matrix_suffix", "normalize",
+           "origin_repository", "pick_event", "read_paths", "read_workflows", "root_of",
+           "skip_after", "triggers_of", "why_unreadable", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
 # workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
@@ -70,98 +94,6 @@ MAX_EXPANDED_NODES = 500_000
 # "If a `default` parameter is not set, the default value of the input is `false` for a
 # boolean, `0` for a number, and `""` for a string" (GitHub docs, on.workflow_call.inputs).
 _TYPE_DEFAULTS: dict[str, Any] = {"boolean": False, "number": 0, "string": ""}
-
-
-OUT_OF_REPO = "a symbolic link out of the repository"
-# What asking the file system about a path can raise: OSError (permission denied on a
-# folder on the way), RuntimeError (a link loop, Python < 3.13), ValueError (a NUL byte).
-_PATH_ERRORS = (OSError, RuntimeError, ValueError)
-
-
-def _inside(target: Path, root: Path) -> bool:
-    return target == root or root in target.parents
-
-
-class FileSource(Protocol):
-    """Repo-relative files; ``None`` for a file it does not have.
-
-    A source may also say why it has no file at a path (``why_missing(path) -> str | None``:
-    too large to fetch, a link to something outside the repository); the error then says so
-    instead of "no such file".
-    """
-
-    def get(self, path: str, /) -> str | bytes | None: ...
-
-
-class DiskFiles:
-    """Repo-relative file access under ``root``; never escapes it, reads at most MAX_BYTES+1."""
-
-    def __init__(self, root: str | os.PathLike[str], *, known_root: bool | None = None) -> None:
-        self.root = Path(root).resolve()
-        # Whether ``root`` is a repository's root (given, or it holds ``.github``), not a
-        # guess: only then is a ``./`` action that is not there known to be missing.
-        try:
-            self.known_root = (known_root if known_root is not None
-                               else (self.root / ".github").is_dir())
-        except _PATH_ERRORS:
-            self.known_root = False
-
-    def get(self, path: str, /) -> bytes | None:
-        try:
-            target = (self.root / path).resolve()
-            if not _inside(target, self.root) or not target.is_file():  # a fifo would block
-                return None
-            with open(target, "rb") as fh:
-                return fh.read(MAX_BYTES + 1)
-        except _PATH_ERRORS:  # unreadable, a link loop, a NUL byte in the name
-            return None
-
-    def why_missing(self, path: str, /) -> str | None:
-        return why_unreadable(self.root / path, self.root)
-
-
-def why_unreadable(p: Path, root: Path) -> str | None:
-    """``None`` for a regular file that lies in ``root`` (resolved), else why it cannot be
-    read as a workflow, in words. Never raises."""
-    try:
-        if "\0" in str(p):
-            raise ValueError("embedded null byte")
-        if not os.path.lexists(p):  # nothing there: say so, wherever it was meant to be
-            return "no such file or directory"
-        target = p.resolve()
-        if not _inside(target, root):
-            lexical = Path(os.path.abspath(p))
-            return OUT_OF_REPO if _inside(lexical, root) or p.is_symlink() \
-                else f"outside the repository root {root}"
-        if p.is_symlink() and not p.exists():
-            return "broken symbolic link"
-        if target.is_dir():
-            return "a folder, not a workflow file"
-        if target.is_file():
-            return None if os.access(target, os.R_OK) else "not readable (permission denied)"
-        if target.exists():
-            return "not a regular file"
-        return "no such file or directory"
-    except RuntimeError:
-        return "a symbolic link loop"
-    except ValueError:
-        return "not a valid path (a NUL byte in its name)"
-    except OSError as exc:
-        return f"not readable ({exc.strerror or 'error'})"
-
-
-def normalize(path: str) -> str:
-    """Repo-relative POSIX form: no leading ``./``, no trailing slash."""
-    parts: list[str] = []
-    for part in path.replace("\\", "/").split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return "/".join(parts)
 
 
 def triggers_of(on: Any) -> list[str]:
@@ -180,62 +112,6 @@ def _line(mapping: Any, key: Any) -> int | None:
 
 def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-_INPUT_EVENTS = ("workflow_call", "workflow_dispatch")
-"""The events whose runs have an ``inputs`` context (GitHub docs, Contexts: inputs)."""
-
-
-def _input_defaults(on: Any, events: tuple[str, ...] = _INPUT_EVENTS
-                    ) -> dict[str, Any]:
-    """Declared ``inputs`` defaults of a callable/dispatchable workflow."""
-    inputs: dict[str, Any] = {}
-    for event in events:
-        declared = _as_dict(_as_dict(_as_dict(on).get(event)).get("inputs"))
-        for name, spec in declared.items():
-            if isinstance(spec, dict) and "default" in spec:
-                inputs.setdefault(str(name), spec["default"])
-    return inputs
-
-
-def skip_after(jobs: Sequence[JobInstance], failing: Collection[str] = ()) -> None:
-    """A job that needs one that never runs, or one that fails before it starts
-    (``failing``: ids of jobs on a runner label GitHub retired), never runs either, unless
-    its ``if:`` asks for it with a status function (``always()``, ``!cancelled()``, or
-    ``failure()`` after a job that fails): GitHub skips it, as the implicit ``success()`` is
-    false. Such a job gets ``events = ()`` and ``skipped_after``, the need that stopped it;
-    followed down the chain."""
-    by_id: dict[str, list[JobInstance]] = {}
-    for job in jobs:
-        by_id.setdefault(job.id, []).append(job)
-    failed = set(failing)
-    # the jobs after a failing one, however far down (``failure()`` is true in them): a walk
-    # down the `needs` edges, not a recursion, as a chain may be hundreds of jobs long
-    needed_by: dict[str, set[str]] = {}
-    for job in jobs:
-        for n in job.needs:
-            needed_by.setdefault(n, set()).add(job.id)
-    after_failure: set[str] = set()
-    stack = sorted(failed)
-    while stack:
-        for dependent in needed_by.get(stack.pop(), ()):
-            if dependent not in after_failure:
-                after_failure.add(dependent)
-                stack.append(dependent)
-
-    changed = True
-    while changed:
-        never = {i for i, same in by_id.items() if all(j.events == () for j in same)}
-        stopped = never | failed
-        changed = False
-        for job in jobs:
-            after = next((n for n in job.needs if n in stopped), None)
-            if job.events == () or after is None:
-                continue
-            status = {"success": False, "failure": job.id in after_failure, "cancelled": False}
-            if job.raw_if is None or condition(job.raw_if, {}, status=status) is False:
-                job.events, job.skipped_after = (), after
-                changed = True
 
 
 def _string_step_ifs(steps: Any) -> tuple[str, ...]:
@@ -271,7 +147,7 @@ def _may_add_files(step: Step) -> bool:
         return True
     if not step.uses:
         return False
-    if step.uses.startswith("./"):  # a composite action by its steps; any other runs code
+    if is_local(step.uses):  # a composite action by its steps; any other runs code
         return step.composite is None or any(_may_add_files(s) for s in step.composite)
     if step.uses.split("@", 1)[0].lower() == "actions/checkout":
         return any(k in step.with_ for k in ("repository", "ref", "path", "sparse-checkout",
@@ -315,16 +191,6 @@ class _Call:
     chain: tuple[str, ...] = ()
 
 
-def _github_context(triggers: Sequence[str]) -> dict[str, Any]:
-    """What ``github`` holds before a run: ``event_name``, one of the workflow's triggers.
-    A workflow that can be called runs with its caller's event: unknown."""
-    if not triggers or "workflow_call" in triggers:
-        return {}
-    if len(triggers) == 1:
-        return {"event_name": triggers[0]}
-    return {"event_name": Unknown(refs=("github.event_name",), options=tuple(triggers), open=None)}
-
-
 def _settle(evaluated: Any, written: Any) -> Any:
     """The value to keep for a field: the evaluated one when known, else as written (plain
     references substituted), as the serialized text has always shown it."""
@@ -332,8 +198,10 @@ def _settle(evaluated: Any, written: Any) -> Any:
 
 
 class _Reader:
-    def __init__(self, files: FileSource) -> None:
+    def __init__(self, files: FileSource, repository: str | None = None,
+                 event: str | None = None, payload: Mapping[str, Any] | None = None) -> None:
         self.files = files
+        self.repository, self.event, self.payload = repository, event, payload
         self.cache: dict[str, LoadResult] = {}
         self.actions: dict[str, bool] = {}  # local action folder -> has an action file
         self.errors: list[ReadError] = []
@@ -382,6 +250,8 @@ class _Reader:
             self.error(shown, _line(doc, "jobs") or 1, why)
             return None
         assert isinstance(doc, YDict)
+        for err in check_workflow(shown, doc):  # what GitHub refuses: said, still read
+            self.error(err.path, err.line, err.message)
         return doc
 
     # -- workflows -----------------------------------------------------------------------
@@ -401,12 +271,17 @@ class _Reader:
             concurrency=doc.get("concurrency"),
             permissions=doc.get("permissions"),
         )
-        # Read on its own, a callable or dispatchable workflow sees its inputs' defaults.
-        inputs = _input_defaults(on)
+        # Read on its own, a callable workflow sees its inputs' defaults, a dispatched one
+        # what the user types; a run of another event has no inputs.
         triggers = tuple(wf.triggers)
+        inputs: dict[str, Any] = input_defaults(on)
+        if self.event in triggers and self.event not in INPUT_EVENTS:
+            inputs = FullContext({})
         wf.jobs = self.expand_jobs(doc, _Call(path=path, chain=(path,), inputs=inputs,
                                               group_inputs=inputs, triggers=triggers,
-                                              github=_github_context(triggers)))
+                                              github=github_context(
+                                                  triggers, self.repository, self.event,
+                                                  self.payload)))
         for err in check_needs(wf):
             self.error(err.path, err.line, err.message)
         return wf
@@ -464,6 +339,7 @@ class _Reader:
             [str(n) for n in needs_raw if isinstance(n, (str, int))]
             if isinstance(needs_raw, list) else [])
         events = self.job_events(job.get("if"), call, bool(needs))
+        if_inputs = self.if_inputs(job.get("if"), call) if events != () else ()
         # A job whose `if:` is false on every trigger is skipped before its matrix is
         # expanded: GitHub shows one check, its name as written (actions/runner#952;
         # `test (${{ matrix.os }})`, or the plain name without a suffix).
@@ -491,10 +367,12 @@ class _Reader:
             parts = names.name_parts(job_id, job.get("name"), ctx, suffix_keys=keys,
                                      dynamic=dynamic, matrix_refs=matrix_refs)
             runs_on = evaluate_value(job.get("runs-on"), ctx)
+            runs_on, by_event = self.per_event(job.get("runs-on"), runs_on, ctx, call, events)
             timeout = evaluate_value(job.get("timeout-minutes"), ctx)
             if unexpanded:  # the name as GitHub shows it: never evaluated, nothing to learn
                 parts = (name,)
-            run_time = {"name": names.refs(parts), "runs-on": unknown_refs(runs_on),
+            full = names.join(call.name_prefix, parts) if call.name_prefix else parts
+            run_time = {"name": names.refs(full), "runs-on": unknown_refs(runs_on),
                         "matrix": matrix_refs if dynamic else (),
                         "timeout-minutes": unknown_refs(timeout)}
             instance = JobInstance(
@@ -524,8 +402,9 @@ class _Reader:
                 events=events,
                 raw_if=job.get("if"),
                 string_step_ifs=_string_step_ifs(job.get("steps")),
+                if_inputs=if_inputs,
+                runs_on_by_event=by_event,
             )
-            full = names.join(call.name_prefix, parts) if call.name_prefix else parts
             instance.name_parts = () if names.is_known(full) else full
             uses = written.get("uses")
             if isinstance(uses, str) and uses.strip():
@@ -544,6 +423,9 @@ class _Reader:
         # Before the run, the jobs a job needs are taken to succeed or fail: unknown.
         status = None if has_needs else {"success": True, "failure": False}
         ctx = {"inputs": call.inputs or {}, "github": call.github}
+        event = call.github.get("event_name")
+        if len(call.chain) == 1 and isinstance(event, str) and event not in INPUT_EVENTS:
+            ctx["inputs"] = FullContext({})  # a run of this event has no inputs
         if not call.triggers or "workflow_call" in call.triggers or "event_name" not in call.github:
             runs = condition(if_, ctx, status=status) is not False
             mine: tuple[str, ...] | None = None if runs else ()
@@ -552,25 +434,76 @@ class _Reader:
             # workflow's ``inputs`` context is empty, whatever defaults the dispatch form
             # declares. A called workflow has its caller's `with:` on every caller event.
             called = len(call.chain) > 1
-            mine = tuple(t for t in call.triggers
+            runs_of = (event,) if isinstance(event, str) else tuple(call.triggers)  # --event
+            mine = tuple(t for t in runs_of
                          if condition(if_, {"inputs": ctx["inputs"] if called
-                                            or t in _INPUT_EVENTS else FullContext({}),
-                                            "github": {**call.github, "event_name": t}},
+                                            or t in INPUT_EVENTS else FullContext({}),
+                                            "github": {"event": event_payload(t), **call.github,
+                                                       "event_name": t}},
                                       status=status) is not False)
-            if len(mine) == len(call.triggers):
+            if len(mine) == len(runs_of):
                 mine = None
         if call.events is None:
             return mine
         return call.events if mine is None else tuple(t for t in call.events if t in mine)
 
+    def per_event(self, written: Any, value: Any, ctx: dict[str, Any], call: _Call,
+                  events: tuple[str, ...] | None) -> tuple[Any, dict[str, Any]]:
+        """A value that depends on the event (``github.event_name``, ``github.event``)
+        evaluated for each trigger the job runs on, a pull request's as it runs without
+        labels unless its payload is known: one value when they agree; else the pull
+        request run's (:func:`pick_event`) and every trigger's, by trigger."""
+        refs = [r.lower() for r in unknown_refs(value)] if not is_known(value) else []
+        name = call.github.get("event_name")
+        if not any(r == "github.event_name" or r.startswith("github.event.") for r in refs) \
+                or name is None:
+            return value, {}
+        triggers = [name] if isinstance(name, str) else list(
+            events if events is not None else call.triggers)
+        called = len(call.chain) > 1
+        per: dict[str, Any] = {}
+        for t in triggers:
+            inputs = ctx["inputs"] if called or t in INPUT_EVENTS else FullContext({})
+            github = {**call.github, "event_name": t}
+            if t in PULL_REQUEST_EVENTS and not call.github.get("event"):
+                github["event"] = ASSUMED_PULL_REQUEST
+            elif "event" not in call.github:
+                github["event"] = event_payload(t)
+            one = evaluate_value(written, {**ctx, "inputs": inputs, "github": github})
+            if is_known(one):
+                per[t] = one
+        if isinstance(name, str) or not per:
+            return per.get(str(name), value), {}
+        distinct = list({repr(v): v for v in per.values()}.values())
+        if len(distinct) == 1 and len(per) == len(triggers):
+            return distinct[0], {}
+        pick = pick_event(tuple(per))
+        return (per[pick] if pick is not None else value), per
+
+    def if_inputs(self, if_: Any, call: _Call) -> tuple[str, ...]:
+        """The inputs a user types (``workflow_dispatch``) that decide whether the job's
+        ``if:`` lets it run: it may run, depending on them."""
+        event = call.github.get("event_name")
+        if if_ is None or len(call.chain) == 1 and (
+                "workflow_dispatch" not in call.triggers
+                or isinstance(event, str) and event != "workflow_dispatch"):
+            return ()
+        github = call.github if len(call.chain) > 1 else {**call.github,
+                                                          "event_name": "workflow_dispatch"}
+        result = condition(if_, {"inputs": call.inputs or {}, "github": github},
+                           status={"success": True, "failure": False})
+        return tuple(dict.fromkeys(input_refs(result))) if isinstance(result, Unknown) else ()
+
     # -- reusable workflows --------------------------------------------------------------
     def call_workflow(self, caller: JobInstance, uses: str, job: dict[str, Any],
                       ctx: dict[str, Any], group_ctx: dict[str, Any], call: _Call,
                       parts: names.Parts) -> list[JobInstance]:
-        if not uses.startswith("./"):
+        target = local_target(uses)
+        if target is None:
             caller.remote_workflow = uses
             return [caller]
-        target = normalize(uses.split("@", 1)[0])
+        if caller.events == ():  # a call GitHub skips: one check, the caller's name alone
+            return [caller]
         if target in call.chain:
             self.error(call.path, caller.line,
                        f"reusable workflow cycle: {' -> '.join(call.chain + (target,))}")
@@ -668,10 +601,14 @@ class _Reader:
             if not isinstance(raw, dict):
                 self.error(path, line, "a step is not a mapping")
                 continue
+            uses = to_text(raw["uses"]).strip() if raw.get("uses") is not None else None
+            # `$/x` is read at the running commit, whatever earlier steps did; the step
+            # keeps it as `./x`, the form the job text has always shown
+            pinned = uses is not None and uses.startswith("$/")
             step = Step(
                 name=to_text(raw["name"]) if raw.get("name") is not None else None,
                 id=to_text(raw["id"]) if raw.get("id") is not None else None,
-                uses=to_text(raw["uses"]).strip() if raw.get("uses") is not None else None,
+                uses=as_dot_slash(uses) if uses is not None else None,
                 run=to_text(raw["run"]) if raw.get("run") is not None else None,
                 with_=_as_dict(raw.get("with")),
                 env=_as_dict(raw.get("env")),
@@ -683,11 +620,11 @@ class _Reader:
                 continue_on_error=raw.get("continue-on-error"),
             )
             if step.uses and step.uses.startswith("./") and depth < MAX_ACTION_DEPTH:
-                step.composite = self.read_action(step, depth, made)
-                if (not made and getattr(self.files, "known_root", True)
+                step.composite = self.read_action(step, depth, made and not pinned)
+                if ((pinned or not made) and getattr(self.files, "known_root", True)
                         and not has_expression(step.uses) and not self.has_action(step.uses)):
                     self.error(path, _line(raw, "uses") or line,
-                               f"local action {step.uses} not found: no action.yml, "
+                               f"local action {uses} not found: no action.yml, "
                                "action.yaml or Dockerfile there (GitHub fails the job at "
                                "this step)")
             made = made or _may_add_files(step)
@@ -730,87 +667,16 @@ class _Reader:
         return None
 
 
-def read_workflows(files: FileSource, targets: Sequence[str]) -> tuple[list[Workflow],
-                                                                        list[ReadError]]:
-    """Read each target workflow (repo-relative path) from ``files``."""
-    reader = _Reader(files)
+def read_workflows(files: FileSource, targets: Sequence[str], *, repository: str | None = None,
+                   event: str | None = None, payload: Mapping[str, Any] | None = None
+                   ) -> tuple[list[Workflow], list[ReadError]]:
+    """Read each target workflow (repo-relative path) from ``files``. ``repository``
+    (``owner/name``) is ``github.repository``; ``event``: read each workflow that has this
+    trigger as a run of it (``github.event_name``; ``payload``: its ``github.event``),
+    else over all its triggers."""
+    reader = _Reader(files, repository, event, payload)
     workflows = [wf for t in targets if (wf := reader.read(normalize(t))) is not None]
     return workflows, reader.errors
-
-
-def find_repo_root(start: Path) -> Path:
-    """The nearest folder at or above ``start`` that holds ``.github`` (else ``start``)."""
-    try:
-        start = start.resolve()
-        here = start if start.is_dir() else start.parent
-    except _PATH_ERRORS:  # a link loop, a folder it may not enter: read as given
-        start = Path(os.path.abspath(start))
-        here = start.parent
-    for folder in (here, *here.parents):
-        try:
-            if (folder / ".github").is_dir():
-                return folder
-        except _PATH_ERRORS:
-            continue
-    return here
-
-
-def root_of(paths: Sequence[str], repo_root: str | None = None) -> Path:
-    """The repository root for CLI ``paths``: ``repo_root`` when given, else the root
-    (:func:`find_repo_root`) of the first path that exists, so that a mistyped path
-    (reported on its own) cannot move the root that every other file is read against."""
-    if repo_root:
-        return Path(repo_root).resolve()
-    for arg in paths:
-        try:
-            if os.path.lexists(arg):
-                return find_repo_root(Path(arg))
-        except _PATH_ERRORS:
-            continue
-    return find_repo_root(Path(paths[0]) if paths else Path("."))
-
-
-def workflow_targets(paths: Iterable[str], repo_root: Path) -> tuple[list[str], list[ReadError]]:
-    """Expand CLI paths (files or folders) to repo-relative workflow paths.
-
-    A problem names its file repo-relative when the file lies in the repository, as the
-    reader's errors do, so that a file read twice (a target and a called workflow) is one
-    line; otherwise as given.
-    """
-    targets: list[str] = []
-    errors: list[ReadError] = []
-
-    def shown(f: Path) -> str:
-        try:  # the folder resolved, the file itself not (it may be a link)
-            if not os.path.lexists(f):  # not there: as typed, not under a root guessed for it
-                return str(f)
-            return (f.absolute().parent.resolve() / f.name).relative_to(repo_root).as_posix()
-        except _PATH_ERRORS:
-            return str(f)
-
-    for arg in paths:
-        p = Path(arg)
-        try:
-            is_dir = p.is_dir()
-        except _PATH_ERRORS:
-            is_dir = False
-        if is_dir:
-            try:
-                named = sorted(x for x in p.iterdir() if x.suffix in (".yml", ".yaml"))
-            except OSError as exc:
-                errors.append(ReadError(arg, None, f"folder not readable ({exc.strerror or 'error'})"))
-                continue
-            if not named:
-                errors.append(ReadError(arg, None, "no .yml or .yaml files in this folder"))
-        else:
-            named = [p]
-        for f in named:  # a broken link, a folder or a device named like a workflow: its error
-            why = why_unreadable(f, repo_root)
-            if why is not None:
-                errors.append(ReadError(shown(f), None, why))
-            else:
-                targets.append(f.resolve().relative_to(repo_root).as_posix())
-    return list(dict.fromkeys(targets)), errors
 
 
 def read_paths(paths: Sequence[str], repo_root: str | None = None

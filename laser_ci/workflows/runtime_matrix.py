@@ -18,6 +18,10 @@ instance named ``Tests``) becomes as many instances as the newest run listed.
 
 When the job's ``runs-on`` is only known at run time, an instance takes the runner labels
 its run asked for, when the history has them.
+
+A job that calls a remote reusable workflow (its jobs are not read) is recorded as one job
+per job of the called workflow, ``Caller / Called``: it takes the names of the newest run
+that ran it, as a run-time matrix does, each with the runner labels its run asked for.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from laser_ci.workflows import names
-from laser_ci.workflows.model import JobInstance, Workflow
+from laser_ci.workflows.model import JobInstance, NameHole, Workflow
 
 
 class PastJob(Protocol):
@@ -52,13 +56,13 @@ def expand(workflow: Workflow, runs: Sequence[Sequence[PastJob]]) -> Workflow:
     if not runs:
         return workflow
     static = {j.name for j in workflow.jobs if not j.name_parts}
-    templates = {i: names.pattern(j.name_parts) for i, j in enumerate(workflow.jobs)
-                 if j.name_parts}
+    templates = {i: names.pattern(_parts(j)) for i, j in enumerate(workflow.jobs)
+                 if _parts(j)}
     counted = {i: j.name for i, j in enumerate(workflow.jobs)
                if not j.name_parts and j.dynamic_matrix}
     if not templates and not counted:
         return workflow
-    rank = {i: names.specificity(workflow.jobs[i].name_parts) for i in templates}
+    rank = {i: names.specificity(_parts(workflow.jobs[i])) for i in templates}
     found: dict[int, list[PastJob]] = {}
     for run in reversed(runs):
         mine: dict[int, list[PastJob]] = {}
@@ -82,7 +86,7 @@ def expand(workflow: Workflow, runs: Sequence[Sequence[PastJob]]) -> Workflow:
         pasts = found.get(i)
         if not pasts:
             jobs.append(job)
-        elif job.dynamic_matrix:
+        elif job.dynamic_matrix or _remote(job):
             ordered = sorted(pasts, key=lambda p: _natural(p.name))
             jobs.extend(_instance(job, p) for p in ordered)
         elif len({p.name for p in pasts}) == 1:
@@ -92,13 +96,25 @@ def expand(workflow: Workflow, runs: Sequence[Sequence[PastJob]]) -> Workflow:
     return replace(workflow, jobs=jobs)
 
 
+def _remote(job: JobInstance) -> bool:
+    """A call of a remote reusable workflow that runs: its jobs are named after it."""
+    return bool(job.remote_workflow) and job.events != ()
+
+
+def _parts(job: JobInstance) -> names.Parts:
+    """The name parts the job's runs are matched on: a remote call's, ``Caller / …``."""
+    if _remote(job):
+        return names.join(job.name_parts or (job.name,), (NameHole(),))
+    return job.name_parts
+
+
 def _instance(job: JobInstance, past: PastJob) -> JobInstance:
     run_time = {k: v for k, v in job.run_time.items() if k != "name"}
     runs_on, source = job.runs_on, job.runs_on_source
-    if "runs-on" in run_time and past.labels:
+    if ("runs-on" in run_time or _remote(job)) and past.labels:
         labels = list(past.labels)
         runs_on = labels[0] if len(labels) == 1 else labels
         source = "history"
-        del run_time["runs-on"]
+        run_time.pop("runs-on", None)
     return replace(job, name=past.name, name_parts=(), run_time=run_time, runs_on=runs_on,
-                   runs_on_source=source, expanded=job.dynamic_matrix)
+                   runs_on_source=source, expanded=job.dynamic_matrix or _remote(job))

@@ -1,0 +1,110 @@
+"""Jobs a repository has not run yet (issue 49): the evidence the estimate predicts them
+from against the cold prediction, per subset ("new instance", "new job", "new workflow in
+a known repository"), successful runs first, with paired 95% intervals; and jobs with
+history, the default against the median of their earlier successful runs.
+
+    python benchmarks/new_jobs.py [--data ../shared/data/gha-runs]
+        [--depth ../shared/data/depth/iree-org+iree ...] [--test-days 3]
+        [--holdout names --holdout workflows] [--write-bands] [--json runs/new_jobs.json]
+
+The protocols are :mod:`laser_ci.evaluation.new_jobs`'s. The shared runs: the val
+repositories (never seen by the shipped cold model), bands cross-validated by repository.
+The depth data: the last ``--test-days`` days as test, the history the runs before them,
+job names (or whole workflows) held out of it in five groups; the bands of the test days
+calibrated on the same protocol one window earlier. ``--write-bands`` writes
+``model/baselines/evidence_bands.json``: per source the quantiles of every residual measured
+here (successful runs; both windows of the depth data, the val repositories of the shared
+runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.evaluation.evaluate import json_safe  # noqa: E402
+from laser_ci.evaluation.new_jobs import depth_report, gha_rows, table  # noqa: E402
+from laser_ci.predictors.choice import load_predictor  # noqa: E402
+from laser_ci.predictors.evidence_bands import band_offsets, default_file, write_offsets  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(SHARED / "gha-runs"),
+                    help="the shared runs ('' to skip)")
+    ap.add_argument("--depth", action="append", default=None,
+                    help="a per-job history folder (repeatable; default: every folder of "
+                         "../shared/data/depth; '' for none)")
+    ap.add_argument("--test-days", type=float, default=3.0)
+    ap.add_argument("--holdout", action="append", choices=["names", "workflows"], default=None)
+    ap.add_argument("--write-bands", action="store_true")
+    ap.add_argument("--refit", action="store_true",
+                    help="the shared runs: every repository, cold predictions by tabular "
+                         "trained on the other folds (minutes per fold) instead of the "
+                         "shipped model on the val repositories")
+    ap.add_argument("--json", default=None, help="write the figures here")
+    args = ap.parse_args()
+    holdouts = args.holdout or ["names", "workflows"]
+    depth = [d for d in args.depth if d] if args.depth is not None else sorted(
+        str(p) for p in (SHARED / "depth").iterdir() if (p / "runs.jsonl.gz").is_file())
+    predictor = load_predictor()
+    print(f"predictor: {predictor.name}\n")
+    figures: dict[str, object] = {}
+    residuals: dict[str, list[float]] = {}
+
+    def keep(rows) -> None:
+        for r in rows:
+            if r.success and r.source in ("siblings", "workflow", "repository"):
+                residuals.setdefault(r.source, []).append(math.log(r.truth)
+                                                          - math.log(max(r.pred[1], 1.0)))
+
+    if args.data:
+        t0 = time.time()
+        rows = gha_rows(args.data, predictor, refit=args.refit)
+        keep(rows)
+        which = ("every repository, cold from each fold's own tabular" if args.refit
+                 else "val repositories, cold from the shipped model")
+        text, figs = table(rows, f"{Path(args.data).name}: each run as a workflow new to its "
+                                 f"repository ({which}; bands cross-validated by repository)")
+        print(text)
+        print(f"({time.time() - t0:.0f} s)\n")
+        figures["gha"] = figs
+    for folder in depth:
+        for holdout in holdouts:
+            t0 = time.time()
+            early, rows, offsets = depth_report(folder, predictor, test_days=args.test_days,
+                                                holdout=holdout)
+            keep(early)
+            keep(rows)
+            name = Path(folder).name
+            text, figs = table(rows, f"{name}: last {args.test_days:g} days, {holdout} held "
+                                     f"out of the history (bands from the {args.test_days:g} "
+                                     "days before)")
+            print(text)
+            print(f"offsets from the earlier window: "
+                  f"{ {k: (round(a, 3), round(b, 3)) for k, (a, b) in offsets.items()} }")
+            print(f"({time.time() - t0:.0f} s)\n")
+            figures[f"{name}/{holdout}"] = {"offsets": offsets, **figs}
+    if args.write_bands:
+        offsets = {s: band_offsets(r) for s, r in residuals.items() if len(r) >= 20}
+        info = {s: {"n": len(r)} for s, r in residuals.items()}
+        info["command"] = "python benchmarks/new_jobs.py --write-bands"
+        info["from"] = ("successful runs: the val repositories of the shared runs (repository) "
+                        "and both windows of each depth folder's held-out jobs")
+        write_offsets(default_file(), offsets, info)
+        print(f"wrote {default_file()}: {offsets}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(json_safe(figures), indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

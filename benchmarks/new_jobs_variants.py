@@ -1,0 +1,162 @@
+"""The variants behind docs/accuracy.md's "What this says" (issue 49).
+
+1. ``--own DEPTH_FOLDER ...``: a job's own runs. For each of two windows of ``--test-days``
+   (the earlier one to pick, the later one to confirm), every successful job run of the
+   window predicted from the job's runs before it: the median of its last 3 runs (all
+   ends, the default's ``recent=``), of its last 20, of its last k successful runs, of all
+   of them, and of the last half of them (at least 3). log-MAE per candidate.
+2. ``--alpha DEPTH_FOLDER``: a new matrix instance, on the earlier window of the depth
+   protocol (names held out): log-MAE of the siblings' evidence when the cold model's
+   difference between two instances is carried over in full (``ALPHA`` 1), half or not.
+3. ``--residuals GHA_FOLDER``: a workflow new to its repository, on the val repositories
+   with the shipped ``tabular``: the correlation of a run's residual (ln truth − ln cold)
+   with its repository's earlier successful runs of other workflows, and the log-MAE of
+   the shift pooled or per workflow, shrunk n/(n+k).
+
+    python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
+        --own ../shared/data/depth/autowarefoundation+autoware
+    python benchmarks/new_jobs_variants.py --alpha ../shared/data/depth/iree-org+iree
+    python benchmarks/new_jobs_variants.py --residuals ../shared/data/gha-runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from laser_ci.evaluation.new_jobs import DAY, _read_runs, _truth  # noqa: E402
+
+Past = list[tuple[float, str | None]]
+
+
+def _succ(h: Past) -> list[float]:
+    ok = [s for s, c in h if c == "success"]
+    return ok or [s for s, _ in h]
+
+
+def _last(k: int) -> Callable[[Past], float]:
+    return lambda h: float(np.median(_succ(h)[-k:]))
+
+
+def candidates() -> dict[str, Callable[[Past], float]]:
+    out: dict[str, Callable[[Past], float]] = {
+        "last3 (default)": lambda h: float(np.median([s for s, _ in h][-3:])),
+        "last20": lambda h: float(np.median([s for s, _ in h][-20:])),
+    }
+    for k in (3, 10, 20, 50):
+        out[f"successful last{k}"] = _last(k)
+    out["successful all"] = lambda h: float(np.median(_succ(h)))
+    out["successful last half"] = lambda h: float(np.median(
+        _succ(h)[-max(3, len(_succ(h)) // 2):]))
+    return out
+
+
+def own(folder: str, test_days: float) -> None:
+    runs = _read_runs(Path(folder))
+    end = runs[-1][0] + 1.0
+    for shift in (test_days, 0.0):
+        stop = end - shift * DAY
+        cut = stop - test_days * DAY
+        hist: dict[tuple[str, str], Past] = {}
+        for t, row in runs:
+            if t >= cut:
+                continue
+            seen: set[str] = set()
+            for j in row.get("jobs") or ():
+                s, name = j.get("run_time_s"), j.get("name")
+                if (name in seen or not isinstance(s, (int, float)) or s <= 0
+                        or j.get("conclusion") in ("skipped", "cancelled")):
+                    continue
+                seen.add(name)
+                hist.setdefault((str(row["workflow_path"]), str(name)), []).append(
+                    (float(s), j.get("conclusion")))
+        errs: dict[str, list[float]] = {k: [] for k in candidates()}
+        for key, truth in _truth(runs, cut, stop).items():
+            h = hist.get(key)
+            for s, ok in truth if h else ():
+                if ok:
+                    for name, f in candidates().items():
+                        errs[name].append(abs(math.log(f(h)) - math.log(s)))  # type: ignore[arg-type]
+        which = "earlier (pick)" if shift else "later (confirm)"
+        print(f"{Path(folder).name}, {which} window, {len(errs['last20'])} successful runs:")
+        for name, e in errs.items():
+            print(f"  {name:22s} {np.mean(e):.3f}")
+
+
+def alpha(folder: str, test_days: float) -> None:
+    import laser_ci.predictors.evidence as ev
+    from laser_ci.evaluation.new_jobs import depth_rows, summarize
+    from laser_ci.predictors.choice import load_predictor
+
+    predictor = load_predictor()
+    for a in (0.0, 0.5, 1.0):
+        ev.ALPHA = a
+        rows = depth_rows(folder, predictor, test_days=test_days, shift_days=test_days,
+                          holdout="names", offsets={}, own=False)
+        s = summarize([r for r in rows if r.success and r.source == "siblings"])
+        print(f"{Path(folder).name}, earlier window, ALPHA {a}: new instance {s['n']} runs, "
+              f"log-MAE {s['log_mae']:.3f} (cold {s['cold_log_mae']:.3f})")
+
+
+def residuals(data_dir: str) -> None:
+    from laser_ci.predictors.choice import available_predictors
+    from laser_ci.training.examples import load_examples
+    from laser_ci.training.history import run_time
+
+    ex = [e for e in load_examples(data_dir, kinds=("workflow",), split="val", history=False)
+          if e.runtime_s > 0]
+    cold = available_predictors()["tabular"].predict([e.text for e in ex])
+    res = [math.log(e.runtime_s) - math.log(max(c.p50, 1.0)) for e, c in zip(ex, cold, strict=True)]
+    rows = []
+    for i, e in enumerate(ex):
+        if e.conclusion != "success":
+            continue
+        t = run_time(e.created_at, e.commit_date) or math.inf
+        by_wf: dict[str, list[float]] = {}
+        for j, o in enumerate(ex):
+            if (o.repo == e.repo and o.workflow_path != e.workflow_path
+                    and o.conclusion == "success"
+                    and (run_time(o.created_at, o.commit_date) or 0) < t):
+                by_wf.setdefault(o.workflow_path, []).append(res[j])
+        if by_wf:
+            rows.append((res[i], by_wf))
+    own_r = np.array([r for r, _ in rows])
+    print(f"{len(rows)} successful runs; cold log-MAE {np.mean(np.abs(own_r)):.3f}")
+    for how in ("pooled", "per workflow"):
+        for k in (1, 3, 10):
+            shift = []
+            for _r, by in rows:
+                if how == "pooled":
+                    vals = [x for v in by.values() for x in v]
+                else:
+                    vals = [float(np.median(v)) for v in by.values()]
+                shift.append(len(vals) / (len(vals) + k) * float(np.median(vals)))
+            s = np.array(shift)
+            print(f"  {how:12s} n/(n+{k:<2d}) log-MAE {np.mean(np.abs(own_r - s)):.3f}  "
+                  f"r = {np.corrcoef(own_r, s)[0, 1]:+.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--own", action="append", default=[])
+    ap.add_argument("--alpha", action="append", default=[])
+    ap.add_argument("--residuals", default=None)
+    ap.add_argument("--test-days", type=float, default=3.0)
+    args = ap.parse_args()
+    for folder in args.own:
+        own(folder, args.test_days)
+    for folder in args.alpha:
+        alpha(folder, args.test_days)
+    if args.residuals:
+        residuals(args.residuals)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""The closest evidence a repository has for a job without runs of its own (issue 49).
+
+A job with earlier runs of its own is predicted from them (``own``: the predictor reads its
+history block). A job without them is predicted from the closest evidence the repository
+has, in this order:
+
+- ``siblings``: other instances of the same job (a matrix, static or computed at run time)
+  ran. Each sibling's typical time (the median of its successful runs,
+  :func:`typical_runs`) is carried over to this instance by the difference of the cold
+  predictions of the two (``ln cold(this) - ln cold(sibling)``, times :data:`ALPHA`): what
+  differs between them (runner OS and size, the matrix values its steps read) as the cold
+  model sees it. The median over the siblings is the prediction.
+- ``workflow``: other jobs of the same workflow ran: the cold prediction shifted by the
+  workflow's residual, the median of ``ln t - ln cold`` over those jobs' successful runs,
+  shrunk by ``n / (n + 1)`` (``n`` runs).
+- ``repository``: other workflows of the repository ran: the same with the residual over
+  the repository's runs of other workflows.
+- none (``None``): the cold prediction as the predictor gives it.
+
+Bands: the p10 and p90 are the p50 plus log-space offsets per source, quantiles of the
+residuals of that source's predictions on data the method was not fit on
+(:mod:`laser_ci.predictors.evidence_bands`, ``model/baselines/evidence_bands.json``,
+written by ``benchmarks/new_jobs.py --write-bands``). Without calibrated offsets the band
+keeps the cold prediction's width around the new p50.
+
+Everything here works on numbers (ln seconds), not on texts: the estimate
+(:mod:`laser_ci.estimate`), ``eval`` and ``benchmarks/new_jobs.py`` share it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from laser_ci.predictors.base import Runtime
+from laser_ci.text.history import FAILED, MAX_RUNS, PastRuns
+
+SOURCES = ("own", "siblings", "workflow", "repository")
+ALPHA = 1.0  # the share of the cold model's difference between two instances carried over
+MIN_LOG, MAX_LOG = 0.0, math.log(7 * 24 * 3600.0)
+
+
+def typical_runs(past: PastRuns | None, window: int = MAX_RUNS) -> tuple[float, ...]:
+    """The runs that say how long the job takes when it passes: the last ``window`` timed
+    runs that succeeded; where no conclusion is known, the last ``window`` timed runs; where
+    every known one failed, none (a failing job's time says when it failed)."""
+    if past is None:
+        return ()
+    times = past.runtimes
+    ends = past.conclusions if len(past.conclusions) == len(times) else ()
+    if not ends or not any(ends):
+        kept = [t for t in times if t and t > 0]
+    else:
+        kept = [t for t, c in zip(times, ends, strict=True)
+                if t and t > 0 and c is not None and c not in FAILED]
+    return tuple(float(t) for t in kept[-window:])
+
+
+def shrunk_shift(residuals: Sequence[float]) -> float:
+    """``n / (n + 1)`` times the median of ``residuals`` (0 without any): one run moves a
+    cold prediction half-way, many runs all the way."""
+    n = len(residuals)
+    if not n:
+        return 0.0
+    return n / (n + 1) * float(np.median(np.asarray(residuals, dtype=float)))
+
+
+@dataclass(frozen=True)
+class Item:
+    """One job for :func:`resolve`: where it is (``workflow``, ``job_id``), its cold
+    prediction (ln seconds), its own typical runs (seconds, oldest first; empty: none) and
+    whether it has runs of its own at all (``own``; default: it has typical ones). A job
+    whose every run failed has runs of its own (the predictor reads them) but no typical
+    ones to lend the others."""
+
+    workflow: str
+    job_id: str
+    cold_log: float
+    runs: tuple[float, ...] = ()
+    own: bool | None = None
+    traits: frozenset[str] = frozenset()  # what siblings are alike by (:func:`traits_of`)
+
+    @property
+    def has_own(self) -> bool:
+        return bool(self.runs) if self.own is None else self.own
+
+    @property
+    def own_log(self) -> float | None:
+        return math.log(float(np.median(self.runs))) if self.runs else None
+
+    def residuals(self) -> list[float]:
+        return [math.log(t) - self.cold_log for t in self.runs]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The evidence a job without runs of its own was predicted from: ``source`` (one of
+    :data:`SOURCES` but ``own``; None: cold), the prediction (ln seconds) and how many
+    earlier runs it rests on."""
+
+    source: str | None
+    log_p50: float
+    runs: int
+
+
+MODE = "pooled"  # how a workflow's or repository's jobs lend their evidence (see _lent)
+
+
+def _alike(item: Item, others: Sequence[Item]) -> list[Item]:
+    best = max(len(item.traits & o.traits) for o in others)
+    return [o for o in others if len(item.traits & o.traits) == best]
+
+
+def _lent(item: Item, others: Sequence[Item], alpha: float, mode: str) -> float:
+    """ln p50 of ``item`` from the runs of ``others`` (jobs of its workflow or repository)."""
+    if mode == "pooled":
+        return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
+    alike = _alike(item, others)
+    if mode == "alike-shift":
+        return item.cold_log + shrunk_shift([r for o in alike for r in o.residuals()])
+    if mode == "alike-jobmed":
+        return item.cold_log + shrunk_shift([float(np.median(o.residuals())) for o in alike])
+    if mode == "alike-time":
+        return float(np.median([o.own_log + alpha * (item.cold_log - o.cold_log)  # type: ignore[operator]
+                                for o in alike]))
+    raise ValueError(mode)
+
+
+def resolve(items: Sequence[Item], alpha: float | None = None, mode: str | None = None,
+            ) -> list[Resolved | None]:
+    """For each item without runs of its own the closest evidence among the others
+    (module doc); None for an item with runs of its own (the predictor's history path).
+    ``alpha`` and ``mode``: :data:`ALPHA` and :data:`MODE` unless given."""
+    mode = mode or MODE
+    alpha = ALPHA if alpha is None else alpha
+    out: list[Resolved | None] = []
+    for i, item in enumerate(items):
+        if item.has_own:
+            out.append(None)
+            continue
+        sibs = [o for j, o in enumerate(items) if j != i and o.runs
+                and o.workflow == item.workflow and o.job_id == item.job_id]
+        if sibs:  # the most alike: the most traits (matrix values, runner, name words) shared
+            sibs = _alike(item, sibs)
+            logs = [o.own_log + alpha * (item.cold_log - o.cold_log) for o in sibs]  # type: ignore[operator]
+            out.append(Resolved("siblings", float(np.median(logs)),
+                                sum(len(o.runs) for o in sibs)))
+            continue
+        same = [o for o in items if o.runs and o.workflow == item.workflow]
+        if same:
+            out.append(Resolved("workflow", _lent(item, same, alpha, mode),
+                                sum(len(o.runs) for o in same)))
+            continue
+        other = [o for o in items if o.runs and o.workflow != item.workflow]
+        if other:
+            out.append(Resolved("repository", _lent(item, other, alpha, mode),
+                                sum(len(o.runs) for o in other)))
+            continue
+        out.append(Resolved(None, item.cold_log, 0))
+    return out
+
+
+def traits_of(name: str, matrix: object, runs_on: object) -> frozenset[str]:
+    """What instances of one job are alike by: each matrix value (``key=value``), the
+    runner (``runs-on=...``) and each word of the display name."""
+    out = {f"name:{w}" for w in re.split(r"[^0-9A-Za-z.+_-]+", name) if w}
+    if isinstance(matrix, dict):
+        out |= {f"matrix:{k}={v!r}" for k, v in matrix.items()}
+    out.add(f"runs-on={runs_on!r}")
+    labels = runs_on if isinstance(runs_on, list) else [runs_on] if isinstance(runs_on, str) else []
+    out |= {f"label:{x}" for x in labels if isinstance(x, str)}
+    return frozenset(out)
+
+
+def runtime_of(resolved: Resolved, cold: Runtime,
+               offsets: dict[str, tuple[float, float]] | None) -> Runtime:
+    """The runtime of a resolved job: its p50, and the band of its source's calibrated
+    ``offsets`` (``{source: (lo, hi)}``, log space); without them the cold band's width
+    around the new p50. A cold one (``source`` None) is the cold runtime itself."""
+    if resolved.source is None:
+        return cold
+    mu = min(max(resolved.log_p50, MIN_LOG), MAX_LOG)
+    if offsets and resolved.source in offsets:
+        lo, hi = offsets[resolved.source]
+    else:
+        base = math.log(max(cold.p50, 1.0))
+        lo = math.log(max(cold.p10, 1.0)) - base
+        hi = math.log(max(cold.p90, 1.0)) - base
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    return Runtime(p10=math.exp(max(mu + lo, MIN_LOG)), p50=math.exp(mu),
+                   p90=math.exp(min(mu + hi, MAX_LOG)))

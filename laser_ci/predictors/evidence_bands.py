@@ -1,0 +1,68 @@
+"""Calibrated p10-p90 offsets per evidence source (:mod:`laser_ci.predictors.evidence`).
+
+``evidence_bands.json`` in a baselines folder (``model/baselines/``)::
+
+    {"offsets": {"siblings": [lo, hi], "workflow": [lo, hi], "repository": [lo, hi]},
+     "info": {"<source>": {"n": ..., "from": "..."}, "command": "..."}}
+
+``lo`` and ``hi`` are log-space quantiles (0.1 and 0.9) of ``ln truth - ln p50`` of that
+source's predictions on data the method was not fit on (``benchmarks/new_jobs.py
+--write-bands``: cross-validated by repository on the shared runs, by time and job name on
+the depth data). A missing or unreadable file means no calibrated offsets: the estimate
+then keeps the cold band's width (:func:`laser_ci.predictors.evidence.runtime_of`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FILE = "evidence_bands.json"
+SOURCES = ("siblings", "workflow", "repository")
+
+
+def band_offsets(residuals: Any, lo: float = 0.1, hi: float = 0.9) -> tuple[float, float]:
+    """(q_lo, q_hi) of log residuals ``ln truth - ln p50``, lo at most 0 and hi at least 0."""
+    r = np.asarray(list(residuals), dtype=float)
+    if not len(r):
+        return 0.0, 0.0
+    q_lo, q_hi = np.quantile(r, [lo, hi])
+    return float(min(q_lo, 0.0)), float(max(q_hi, 0.0))
+
+
+def default_file(model_dir: str | os.PathLike[str] | None = None) -> Path:
+    from laser_ci.predictors.choice import default_model_dir
+
+    root = Path(model_dir) if model_dir is not None else default_model_dir()
+    return root / "baselines" / FILE if (root / "baselines").is_dir() else root / FILE
+
+
+def load_offsets(path: str | os.PathLike[str] | None = None) -> dict[str, tuple[float, float]]:
+    """``{source: (lo, hi)}`` from ``path`` (default: the shipped model's); ``{}`` when the
+    file is missing or does not hold offsets (an entry that is not two finite numbers with
+    lo <= 0 <= hi is left out)."""
+    p = Path(path) if path is not None else default_file()
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    offsets = data.get("offsets") if isinstance(data, dict) else None
+    out: dict[str, tuple[float, float]] = {}
+    for source, pair in (offsets.items() if isinstance(offsets, dict) else ()):
+        if (source in SOURCES and isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                        and math.isfinite(x) for x in pair) and pair[0] <= 0 <= pair[1]):
+            out[source] = (float(pair[0]), float(pair[1]))
+    return out
+
+
+def write_offsets(path: str | os.PathLike[str], offsets: dict[str, tuple[float, float]],
+                  info: dict[str, Any]) -> None:
+    data = {"offsets": {s: [round(lo, 4), round(hi, 4)] for s, (lo, hi) in offsets.items()},
+            "info": info}
+    Path(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,259 @@
+"""Issue 49: a job the repository has not run yet is predicted from the closest evidence it
+has (siblings, its workflow, the repository), with the band calibrated for that evidence,
+and advice that follows it.
+
+The PR of the issue: a matrix gains Python 3.13; its 3.11 and 3.12 instances have 12 runs
+each of about 11 minutes and the job has ``timeout-minutes: 30``. Cold, the new instance
+was predicted at 2m 12s (p90 18m) beside its siblings' 11 minutes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from laser_ci.estimate import estimate_paths
+from laser_ci.predictors.base import Runtime
+from laser_ci.predictors.evidence import Item, Resolved, resolve, runtime_of, shrunk_shift
+from laser_ci.predictors.evidence import typical_runs as typical
+from laser_ci.predictors.evidence_bands import load_offsets, write_offsets
+from laser_ci.report.comment import over_timeout, render_summary
+from laser_ci.sizing.advice import advise
+from laser_ci.sizing.runners import resolve_runner
+from laser_ci.text.history import HistoryIndex, PastRuns
+
+CI = """name: CI
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    strategy:
+      matrix:
+        python: ["3.11", "3.12", "3.13"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - run: pip install -e .[test]
+      - run: pytest -n auto
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install ruff && ruff check .
+"""
+DOCS = """name: Docs
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install -e .[docs]
+      - run: make -C docs html
+"""
+PATH = ".github/workflows/ci.yml"
+
+
+def _repo(tmp_path: Path, docs: bool = False) -> Path:
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text(CI, encoding="utf-8")
+    if docs:
+        (wf / "docs.yml").write_text(DOCS, encoding="utf-8")
+    return tmp_path
+
+
+def _runs(minutes: float, n: int = 12) -> PastRuns:
+    # about `minutes` each, within +-5%, all successful
+    times = tuple(minutes * 60 * (1 + 0.05 * math.sin(i)) for i in range(n))
+    return PastRuns(times, conclusions=("success",) * n)
+
+
+def _jobs(result: dict) -> dict[str, dict]:
+    return {j["name"]: j for wf in result["workflows"] for j in wf["jobs"]}
+
+
+def test_the_new_instance_of_a_static_matrix_is_predicted_from_its_siblings(tmp_path) -> None:
+    """The issue's PR, through the shipped default predictor: 3.13 within 1.5x of its
+    siblings, p90 under its 30-minute timeout, no timeout alarm."""
+    root = _repo(tmp_path)
+    history = HistoryIndex(jobs={(PATH, "test (3.11)"): _runs(11.0),
+                                 (PATH, "test (3.12)"): _runs(11.2)}, workflows={})
+    cold = _jobs(estimate_paths([str(root)], repo_root=str(root)))["test (3.13)"]
+    result = estimate_paths([str(root)], repo_root=str(root), history=history)
+    jobs = _jobs(result)
+    new, old = jobs["test (3.13)"], jobs["test (3.12)"]
+    assert old["history_source"] == "own" and new["history_source"] == "siblings"
+    assert new["evidence_runs"] == 24 and new["history_runs"] == 24
+    siblings = (jobs["test (3.11)"]["runtime_s"]["p50"] + old["runtime_s"]["p50"]) / 2
+    assert siblings / 1.5 <= new["runtime_s"]["p50"] <= siblings * 1.5
+    assert new["runtime_s"]["p90"] < 30 * 60
+    assert new["runtime_s"]["p10"] < new["runtime_s"]["p50"] < new["runtime_s"]["p90"]
+    # narrower than the cold guess it replaces
+    assert (new["runtime_s"]["p90"] / new["runtime_s"]["p10"]
+            < cold["runtime_s"]["p90"] / cold["runtime_s"]["p10"])
+    assert not [a for a in new["advice"] if a["kind"] == "timeout"]
+    assert over_timeout(new) is None
+    assert "⚠️" not in render_summary(result)
+    # the job beside it, new to a workflow that ran: the workflow's evidence
+    assert jobs["lint"]["history_source"] == "workflow" and jobs["lint"]["evidence_runs"] == 24
+    assert jobs["lint"]["history_runs"] is None
+
+
+def test_a_new_workflow_is_its_cold_guess_shifted_by_the_repository(tmp_path) -> None:
+    root = _repo(tmp_path, docs=True)
+    history = HistoryIndex(jobs={(PATH, "test (3.11)"): _runs(11.0)}, workflows={})
+    cold = _jobs(estimate_paths([str(root)], repo_root=str(root)))
+    warm = _jobs(estimate_paths([str(root)], repo_root=str(root), history=history))
+    docs = warm["build"]
+    assert docs["history_source"] == "repository" and docs["evidence_runs"] == 12
+    # the residual of test (3.11): ln(11 min) - ln(its cold p50), shrunk 12/13
+    shift = 12 / 13 * math.log(warm["test (3.11)"]["runtime_s"]["p50"] * 0 + 660
+                               / cold["test (3.11)"]["runtime_s"]["p50"])
+    assert math.log(docs["runtime_s"]["p50"] / cold["build"]["runtime_s"]["p50"]) == \
+        pytest.approx(shift, abs=0.05)
+
+
+def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_path) -> None:
+    """estimate of one file: the repository's other workflows are read from the history
+    (the text of the configuration each job last ran)."""
+    from laser_ci.text.serialize import serialize_job
+    from laser_ci.workflows.parse import read_workflows
+
+    root = _repo(tmp_path, docs=True)
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.yml")}
+    wfs, _ = read_workflows(files, [PATH])
+    text = serialize_job(wfs[0].jobs[0], wfs[0], None)
+    past = PastRuns(_runs(11.0).runtimes, previous_text=text, conclusions=("success",) * 12)
+    history = HistoryIndex(jobs={(PATH, "test (3.11)"): past}, workflows={})
+    docs = _jobs(estimate_paths([str(root / ".github/workflows/docs.yml")],
+                                repo_root=str(root), history=history))["build"]
+    assert docs["history_source"] == "repository" and docs["evidence_runs"] == 12
+
+
+def test_cold_guess_past_its_timeout_cannot_tell_yet() -> None:
+    runner = resolve_runner("ubuntu-latest", {})
+    wide = Runtime(p10=60, p50=600, p90=3600)
+    cold = [a for a in advise(wide, runner, 30, evidence=None) if a.kind == "timeout"]
+    assert len(cold) == 1
+    assert cold[0].message.startswith("Cannot tell yet") and cold[0].suggested == {}
+    warm = [a for a in advise(wide, runner, 30, evidence="siblings") if a.kind == "timeout"]
+    assert warm[0].suggested == {"timeout-minutes": 90}
+    # within the timeout, a cold guess gets the usual timeout advice: none here
+    assert not [a for a in advise(Runtime(60, 300, 900), runner, 30, evidence=None)
+                if a.kind == "timeout"]
+    job = {"runtime_s": {"p90": 3600}, "timeout_minutes": 30}
+    assert over_timeout({**job, "history_source": None}) is None
+    assert over_timeout({**job, "history_source": "repository"}) == (60.0, 30.0)
+
+
+def test_resolve_order_and_shrinkage() -> None:
+    items = [Item("a", "t", math.log(100), (600.0, 620.0, 640.0), traits=frozenset({"x"})),
+             Item("a", "t", math.log(200), (), traits=frozenset({"x"})),
+             Item("a", "u", math.log(100), ()),
+             Item("b", "v", math.log(50), ())]
+    got = resolve(items)
+    assert got[0] is None
+    # sibling: its median 620 s, times the cold ratio 2
+    assert got[1] == Resolved("siblings", pytest.approx(math.log(1240)), 3)
+    r = [math.log(t / 100) for t in (600, 620, 640)]
+    assert got[2] == Resolved("workflow", pytest.approx(math.log(100) + shrunk_shift(r)), 3)
+    assert got[3] == Resolved("repository", pytest.approx(math.log(50) + 0.75 * r[1]), 3)
+    assert shrunk_shift([1.0]) == 0.5 and shrunk_shift([]) == 0.0
+    assert resolve([Item("a", "t", 1.0)]) == [Resolved(None, 1.0, 0)]
+    # a job whose runs all failed has runs of its own but lends none
+    failed = PastRuns((100.0, 120.0), conclusions=("failure", "failure"))
+    assert typical(failed) == ()
+    # where some ends are known, only the runs known to have succeeded
+    assert typical(PastRuns((100.0, 120.0, 900.0), conclusions=("success", None, "failure"))) \
+        == (100.0,)
+    assert typical(PastRuns((100.0, 120.0))) == (100.0, 120.0)  # no end known: every run
+
+
+def test_bands_per_source(tmp_path) -> None:
+    cold = Runtime(p10=10, p50=100, p90=1000)
+    res = Resolved("workflow", math.log(300), 5)
+    kept = runtime_of(res, cold, {})
+    assert kept.p50 == pytest.approx(300) and kept.p90 / kept.p10 == pytest.approx(100)
+    path = tmp_path / "evidence_bands.json"
+    write_offsets(path, {"workflow": (-0.5, 0.7), "siblings": (-0.2, 0.3)}, {"n": 1})
+    offsets = load_offsets(path)
+    assert offsets == {"workflow": (-0.5, 0.7), "siblings": (-0.2, 0.3)}
+    rt = runtime_of(res, cold, offsets)
+    assert rt.p10 == pytest.approx(300 * math.exp(-0.5)) and rt.p90 == pytest.approx(300 * math.exp(0.7))
+    assert runtime_of(Resolved(None, 1.0, 0), cold, offsets) is cold
+    path.write_text('{"offsets": {"workflow": [0.5, 0.7], "siblings": "x"}}')
+    assert load_offsets(path) == {}
+    assert load_offsets(tmp_path / "missing.json") == {}
+
+
+class _Constant:
+    """A cold predictor that knows nothing: 5 minutes for every text, band 1-25 minutes."""
+
+    name = "constant"
+
+    def predict(self, texts):
+        return [Runtime(60.0, 300.0, 1500.0) for _ in texts]
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory) -> Path:
+    from runtime_history import make_runs, write_folder
+
+    return write_folder(tmp_path_factory.mktemp("newjobs") / "collected", make_runs(days=21))
+
+
+def test_depth_protocol_holds_names_out_and_scores_them_against_cold(collected) -> None:
+    from laser_ci.evaluation.new_jobs import depth_report, eval_new_jobs, is_depth, summarize
+
+    assert is_depth(collected)
+    early, rows, offsets = depth_report(collected, _Constant(), test_days=3, holdout="names")
+    assert early and rows
+    new = [r for r in rows if r.source == "siblings" and r.success]
+    own = [r for r in rows if r.source == "own"]
+    assert new and own and all(r.base is not None for r in own)
+    s = summarize(new)
+    # the shards' siblings know their time; a constant does not
+    assert s["log_mae"] < 0.5 * s["cold_log_mae"] and s["diff"]["hi"] < 0
+    assert "siblings" in offsets and offsets["siblings"][0] <= 0 <= offsets["siblings"][1]
+    text = eval_new_jobs(str(collected), _Constant(), test_days=3)
+    assert "| new instance | successful |" in text and "workflows held out" in text
+
+
+def test_eval_new_jobs_option(collected) -> None:
+    from click.testing import CliRunner
+
+    from laser_ci.evaluation.eval_command import eval_command
+
+    out = CliRunner().invoke(eval_command, [str(collected), "--new-jobs", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    figures = json.loads(out.output)
+    assert figures["names"]["siblings/successful"]["n"] > 0
+
+
+def test_shared_runs_protocol_uses_only_earlier_successful_runs_of_other_workflows() -> None:
+    from types import SimpleNamespace
+
+    from laser_ci.evaluation.new_jobs import _repository_rows
+
+    def run(repo, wf, seconds, day, end="success"):
+        return SimpleNamespace(repo=repo, workflow_path=wf, runtime_s=seconds, conclusion=end,
+                               created_at=f"2024-05-{day:02d}T10:00:00Z", commit_date=None)
+
+    # the cold model says 100 s for everything; repo a's other workflow takes 400 s
+    examples = [run("a", "ci", 400, 1), run("a", "ci", 400, 2), run("a", "ci", 5000, 3, "failure"),
+                run("a", "docs", 300, 4), run("a", "docs", 300, 5),
+                run("b", "ci", 50, 1)]
+    cold = [Runtime(10.0, 100.0, 1000.0)] * len(examples)
+    rows = _repository_rows(examples, cold, folds=2)
+    # ci's own runs see no other workflow before them; b has one workflow: no evidence
+    assert len(rows) == 2 and {r.truth for r in rows} == {300}
+    # docs: 2 earlier successful ci runs (the failed one left out): ln 4 shrunk 2/3
+    assert all(r.pred[1] == pytest.approx(100 * 4 ** (2 / 3)) for r in rows)
+    assert all(r.source == "repository" and r.group == "a" for r in rows)
