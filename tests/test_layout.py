@@ -15,8 +15,7 @@ PKG = Path(__file__).resolve().parents[1] / "laser_ci"
 
 # Lowest first: a package may import only packages before it (and itself).
 LAYERS = ["workflows", "text", "predictors", "measure", "sizing", "report", "training",
-          "evaluation", "estimate",
-          "github", "cli"]
+          "estimate", "evaluation", "github", "cli"]  # evaluation scores what estimate says
 TOP_LEVEL = {"__init__", "__main__", "cli", "estimate"}
 
 
