@@ -37,7 +37,7 @@ def test_train_without_its_extra_is_one_line_and_exit_2(
 def test_help_works_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
     result = CliRunner().invoke(main, ["train", "--help"])
-    assert result.exit_code == 0 and "Train the runtime language model" in result.output
+    assert result.exit_code == 0 and "Pretrain the language model" in result.output
 
 
 def test_eval_shows_its_stages_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
