@@ -13,8 +13,6 @@ from laser_ci.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 LINES = README.splitlines()
-# written by another change (the accuracy figures' page); every other link must resolve
-PENDING = {"docs/accuracy.md"}
 
 
 def test_short_with_the_uses_block_near_the_top() -> None:
@@ -31,7 +29,7 @@ def test_no_lab_notes() -> None:
 
 def test_its_links_resolve() -> None:
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README):
-        if target.startswith("http") or target in PENDING:
+        if target.startswith("http"):
             continue
         assert (ROOT / target).exists(), target
 
