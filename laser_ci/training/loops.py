@@ -19,6 +19,20 @@ from laser_ci.text.tokenize import PromptCodec
 from laser_ci.training.config import IGNORE, TrainConfig
 
 
+def _step(accelerator: Any, wrapped: Any, opt: Any, sched: Any, grad_clip: float,
+          ids: Any, mask: Any, labels: Any) -> float:
+    """One optimizer step on one batch (mean token loss); returns the loss."""
+    with accelerator.autocast():
+        loss_sum, n = wrapped(ids, mask, labels)
+        loss = loss_sum / n.clamp(min=1)
+    accelerator.backward(loss)
+    if grad_clip:
+        accelerator.clip_grad_norm_(wrapped.parameters(), grad_clip)
+    opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+    return float(loss.detach())
+
 def pack_tokens(token_lists: Sequence[Sequence[int]], seq_len: int, eos_id: int) -> np.ndarray:
     """Documents joined with ``<eos>`` and cut into ``[n, seq_len]`` rows (remainder dropped)."""
     total = sum(len(t) + 1 for t in token_lists)
@@ -220,16 +234,8 @@ def pretrain(model: Any, rows: np.ndarray, cfg: TrainConfig, accelerator: Any,
         cursor += bs * world
         x = torch.from_numpy(rows[take].astype(np.int64)).to(accelerator.device)
         batch_labels = x.clone()
-        with accelerator.autocast():
-            loss_sum, n = wrapped(x, torch.ones_like(x), batch_labels)
-            loss = loss_sum / n.clamp(min=1)
-        accelerator.backward(loss)
-        if cfg.grad_clip:
-            accelerator.clip_grad_norm_(wrapped.parameters(), cfg.grad_clip)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(float(loss.detach()))
+        losses.append(_step(accelerator, wrapped, opt, sched, cfg.grad_clip,
+                            x, torch.ones_like(x), batch_labels))
         done = step + 1
         bar.update(1)
         if step % 20 == 0:
@@ -331,16 +337,8 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
             mine = big[rank::world] or big[:1]
             b = {k: v.to(accelerator.device)
                  for k, v in _collate([train_items[i] for i in mine], pad_id).items()}
-            with accelerator.autocast():
-                loss_sum, n = wrapped(b["input_ids"], b["attention_mask"], b["labels"])
-                loss = loss_sum / n.clamp(min=1)
-            accelerator.backward(loss)
-            if cfg.grad_clip:
-                accelerator.clip_grad_norm_(wrapped.parameters(), cfg.grad_clip)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
+            losses.append(_step(accelerator, wrapped, opt, sched, cfg.grad_clip,
+                                b["input_ids"], b["attention_mask"], b["labels"]))
             bar.update(1)
             if len(losses) % 20 == 0:
                 bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-20:]):.3f}")
