@@ -92,3 +92,30 @@ def test_the_release_workflow_runs_on_a_version_tag_and_moves_the_major_tag() ->
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python tools/release.py --dry-run" in ci
     assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License")
+
+
+def test_a_wheel_without_one_of_the_packages_fails_the_check(release: Any,
+                                                              tmp_path: Path) -> None:
+    """A subpackage left out of pyproject.toml's list still imports beside an editable
+    install, so the dry run's estimate alone does not see it: the wheel's listing does."""
+    import zipfile
+
+    want = release.read_manifest(release.MANIFEST.read_text(encoding="utf-8"))
+    sources = [p for p in sorted((ROOT / "laser_ci").rglob("*"))
+               if p.is_file() and p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
+
+    def wheel(leave_out: str) -> Path:
+        path = tmp_path / f"without-{leave_out.replace('/', '_')}.whl"
+        with zipfile.ZipFile(path, "w") as z:
+            for name in want:
+                z.writestr(f"laser_ci/_model/{name}", (release.MODEL / name).read_bytes())
+            for p in sources:
+                member = p.relative_to(ROOT).as_posix()
+                if not member.startswith(leave_out):
+                    z.writestr(member, p.read_bytes())
+        return path
+
+    release.check_wheel(wheel("laser_ci/nothing-left-out"))
+    for left_out in ("laser_ci/measure/", "laser_ci/workflows/github-workflow.schema.json"):
+        with pytest.raises(release.ReleaseError, match=left_out.rstrip("/")):
+            release.check_wheel(wheel(left_out))

@@ -162,8 +162,15 @@ def check_wheel(wheel: Path) -> None:
                                    "package-data)")
             if hashlib.sha256(z.read(member)).hexdigest() != digest:
                 raise ReleaseError(f"{wheel.name}: {member} differs from model/{name}")
-        if "laser_ci/sizing/runners.json" not in names:
-            raise ReleaseError(f"{wheel.name}: laser_ci/sizing/runners.json missing")
+        # every module of the package, and the data files it reads at run time (a package
+        # left out of pyproject.toml's list still imports beside an editable install)
+        wanted = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "laser_ci").rglob("*"))
+                  if p.is_file() and p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
+        missing = [m for m in wanted if m not in names]
+        if missing:
+            raise ReleaseError(f"{wheel.name}: {missing[0]} missing"
+                               + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                               + " (pyproject.toml packages / package-data)")
 
 
 def check_sdist(sdist: Path) -> None:
