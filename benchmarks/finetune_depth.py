@@ -20,8 +20,9 @@ successful runs, where it has some. Scored on the successful test runs, three su
 
 - (i) new jobs: the held-out names;
 - (ii) changed: names with history whose serialized job text at the cut differs from
-  their text at the first version of their workflow file in the data (or that the first
-  version lacks);
+  their text at the first version of their workflow file in the data, or that the first
+  version lacks (the repository line of both from the cut's profile: the job's
+  configuration changed, not the repository's size);
 - (iii) every scored job run of the test days (both of the above and the rest).
 
 Paired differences (fine-tuned minus the other) with 95% intervals that resample job names
@@ -33,7 +34,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
 import os
 import sys
 import time
@@ -45,8 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.evaluation.new_jobs import (  # noqa: E402
-    DAY, _fold, _history_before, _read_runs, _truth, _workflows_at)
+from laser_ci.evaluation.new_jobs import DAY, _fold, _history_before, _read_runs, _truth, _workflows_at  # noqa: E402
 from laser_ci.training.metrics import format_diff, log_mae, paired_log_mae_diff  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,17 +83,15 @@ def _texts(workflows: list[Any], profile: Any, history: Any) -> dict[tuple[str, 
 
 
 def _workflows_first(runs: list[tuple[float, dict[str, Any]]], paths: set[str], folder: Path,
-                     ) -> tuple[list[Any], Any]:
+                     ) -> list[Any]:
     """The workflows of ``paths`` at the files of their first run in the data."""
     first: dict[str, float] = {}
     for t, row in runs:
         first.setdefault(str(row.get("workflow_path") or ""), t)
-    out, profile = [], None
+    out = []
     for path in sorted(paths & set(first)):
-        wfs, prof = _workflows_at(runs, first[path] + 1e-3, [path], folder)
-        out += wfs
-        profile = profile or prof
-    return out, profile
+        out += _workflows_at(runs, first[path] + 1e-3, [path], folder)[0]
+    return out
 
 
 def make_split(folder: Path, test_days: float, groups: int, held_group: int) -> Split:
@@ -107,8 +104,8 @@ def make_split(folder: Path, test_days: float, groups: int, held_group: int) -> 
     now = _texts(workflows, profile, history)
     keys = [k for k in now if k in truth]
     held = {k for k in keys if _fold(f"{k[0]}|{k[1]}", groups) == held_group}
-    first_wfs, first_profile = _workflows_first(runs, {p for p, _ in keys}, folder)
-    before = _texts(first_wfs, first_profile or profile, history)
+    first_wfs = _workflows_first(runs, {p for p, _ in keys}, folder)
+    before = _texts(first_wfs, profile, history)  # the job's configuration, not the repository's
     changed = {k for k in keys if k not in held and history.for_job(*k) is not None
                and before.get(k) != now[k]}
     gone = {k for k in history.jobs if k in held}
@@ -209,7 +206,9 @@ def score(split: Split, preds: dict[str, dict[tuple[str, str], dict[str, Any]]],
         med = "–"
         vs_med = "–"
         if with_median:
-            sel = lambda xs: [xs[i] for i in with_median]  # noqa: E731
+            def sel(xs: list[Any], idx: list[int] = with_median) -> list[Any]:
+                return [xs[i] for i in idx]
+
             m = [median[rows[i][0]] for i in with_median]
             fig["median"] = log_mae(m, sel(truth))
             fig["median_runs"] = len(with_median)
