@@ -294,7 +294,30 @@ def main() -> None:
             from laser_ci.evaluation.evaluate import json_safe
 
             Path(args.json).write_text(json.dumps(json_safe(figures), indent=1) + "\n")
+    print(summary(figures))
     print(f"total {time.time() - t0:.0f} s")
+
+
+def summary(figures: dict[str, Any]) -> str:
+    """One line per size: what it learned from, and the fine-tuned model's log-MAE and
+    paired difference against the evidence on each subset."""
+    names = ["(i) new jobs (held-out names)", "(ii) configuration changed",
+             "(iii) every job run"]
+    lines = ["| learned from | job rows | minutes | " + " | ".join(
+        f"{n.split(' ')[0]} fine-tuned (evidence) | {n.split(' ')[0]} Δ [95%]" for n in names)
+        + " |", "|---|---:|---:|" + "---:|---|" * len(names)]
+    for size, fig in figures.items():
+        if not isinstance(fig, dict):
+            continue
+        table = fig["table"]
+        cells = []
+        for n in names:
+            t = table.get(n)
+            cells += ([f"{t['fine-tuned']:.3f} ({t['evidence (issue 49)']:.3f})",
+                       format_diff(t["vs_evidence"])] if t else ["–", "–"])
+        lines.append(f"| {size} | {fig['training']['job_rows']:,} | "
+                     f"{fig['finetune']['seconds'] / 60:.1f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

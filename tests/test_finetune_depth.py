@@ -48,7 +48,7 @@ def test_held_out_names_never_reach_training_and_sizes_keep_the_latest(split, tm
 
 @pytest.mark.train_extra
 def test_a_fine_tuned_model_is_scored_against_every_method(split, tmp_path) -> None:
-    from finetune_depth import medians, predictions, score, write_training
+    from finetune_depth import medians, predictions, score, summary, write_training
 
     from laser_ci.predictors.choice import load_predictor
     from laser_ci.training.finetune import FINETUNE_CONFIG, run_finetune
@@ -68,3 +68,6 @@ def test_a_fine_tuned_model_is_scored_against_every_method(split, tmp_path) -> N
     assert every["vs_shipped"]["lo"] <= every["vs_shipped"]["diff"] <= every["vs_shipped"]["hi"]
     assert new["vs_evidence"] == new["vs_shipped"]  # same predictions, same paired figure
     assert "| (i) new jobs (held-out names) |" in text
+    line = summary({"command": "x", "60": {"training": {"job_rows": 60},
+                                           "finetune": {"seconds": 90}, "table": figures}})
+    assert line.splitlines()[-1].startswith("| 60 | 60 | 1.5 | ")
