@@ -242,8 +242,15 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "runs" / "finetune_depth"))
     ap.add_argument("--reuse", action="store_true",
                     help="score a size's model already in OUT instead of fine-tuning again")
+    ap.add_argument("--pool", default=None,
+                    help="GROUP=MODEL_DIR,...: no fine-tuning; the new jobs (i) of several "
+                         "held-out groups, each predicted by the model fine-tuned without "
+                         "them, pooled into one table")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    if args.pool:
+        print(pooled(args))
+        return
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
 
@@ -296,6 +303,33 @@ def main() -> None:
             Path(args.json).write_text(json.dumps(json_safe(figures), indent=1) + "\n")
     print(summary(figures))
     print(f"total {time.time() - t0:.0f} s")
+
+
+def pooled(args: argparse.Namespace) -> str:
+    """``--pool``: the held-out names of every group given, each group's runs predicted by
+    its own fine-tuned model and by the other methods on its own history (module doc)."""
+    from laser_ci.predictors.choice import load_predictor
+
+    truth: dict[tuple[str, str], list[tuple[float, bool]]] = {}
+    preds: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
+        "finetuned": {}, "shipped": {}, "evidence": {}}
+    shipped, default = load_predictor(args.base), load_predictor()
+    first = None
+    for part in args.pool.split(","):
+        group, model_dir = part.split("=", 1)
+        split = make_split(Path(args.depth), args.test_days, args.groups, int(group))
+        first = first or split
+        got = {"finetuned": predictions(split, load_predictor(model_dir)),
+               "shipped": predictions(split, shipped), "evidence": predictions(split, default)}
+        for k in split.held:
+            truth[k] = split.truth[k]
+            for method, p in got.items():
+                if k in p:
+                    preds[method][k] = p[k]
+    assert first is not None
+    merged = replace(first, truth=truth, held=set(truth), changed=set())
+    text, _ = score(merged, preds, {})
+    return f"**new jobs of groups {args.pool}, pooled**\n\n{text}"
 
 
 def summary(figures: dict[str, Any]) -> str:
