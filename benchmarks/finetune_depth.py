@@ -4,6 +4,7 @@ scored against the shipped model, issue 49's evidence method and the per-name me
     nice -n 10 python benchmarks/finetune_depth.py [--depth ../shared/data/depth/iree-org+iree]
         [--test-days 3] [--finetune-minutes 20] [--threads 1] [--sizes all|1000,3000,10000,all]
         [--out runs/finetune_depth] [--reuse] [--json runs/finetune_depth.json]
+    python benchmarks/finetune_depth.py --pool 0=DIR0,1=DIR1   # new jobs of several groups
 
 The split is :mod:`laser_ci.evaluation.new_jobs`'s depth protocol: the last ``--test-days``
 days are the test, the runs before them the history; one of its five groups of job names
