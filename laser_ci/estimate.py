@@ -269,12 +269,17 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
                    offsets: dict[str, tuple[float, float]] | None) -> list[int | None]:
     """Predicts every job without runs of its own from the closest evidence the repository
     has (:mod:`laser_ci.predictors.evidence`): ``runtimes`` and ``warm`` are updated in
-    place; returns the runs each evidence rests on (None for the others)."""
+    place; returns the runs each evidence rests on (None for the others). ``offsets``: the
+    bands per source (None: the shipped model's)."""
     from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs
 
     evidence_runs: list[int | None] = [None] * len(pairs)
     if history is None or all(source == "own" for _n, source, _f in warm):
         return evidence_runs
+    if offsets is None:  # the shipped bands, read only when a job needs them
+        from laser_ci.predictors.evidence_bands import load_offsets
+
+        offsets = load_offsets()
     own = [k for k, (_n, source, _f) in enumerate(warm) if source == "own"]
     # the cold prediction of each job with runs of its own (its residual's other half) and
     # of the last configuration each job of a workflow not estimated here ran
@@ -335,10 +340,6 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     texts = [t for t, _, _, _ in prepared]
     warm = [(n, source, failures) for _, n, source, failures in prepared]
     runtimes = list(predictor.predict(texts)) if texts else []
-    if offsets is None:
-        from laser_ci.predictors.evidence_bands import load_offsets
-
-        offsets = load_offsets()
     evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
                                    offsets)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
@@ -366,7 +367,10 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                                                        warm[i - len(wf.jobs): i], strict=True):
             usage = usage_summary(history.usage.get((wf.path, job.name), ())
                                   if history is not None else ())
-            fields, cost = _size_job(job, runtime, None if others is None
+            # other runners' runtimes are predicted from the job's own text: comparable with
+            # its p50 only where that p50 came from the same text (its own runs, or cold)
+            lent = source not in ("own", None)
+            fields, cost = _size_job(job, runtime, None if others is None or lent
                                      else others.predict_on(k, job, wf, None), opts,
                                      source, usage, monthly)
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
@@ -522,7 +526,8 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     if profile is None:
         profile = profile_dir(root)
     files = DiskFiles(root, known_root=bool(repo_root) or None)
-    if sizing is not None and sizing.repository is None:  # else the checkout's origin
+    sizing = sizing or SizingOptions()
+    if sizing.repository is None:  # else the checkout's origin
         sizing = replace(sizing, repository=origin_repository(root))
     result = estimate_files(files, targets, predictor=predictor, profile=profile,
                             model_dir=model_dir, sizing=sizing, history=history)

@@ -107,35 +107,23 @@ class Resolved:
     runs: int
 
 
-MODE = "pooled"  # how a workflow's or repository's jobs lend their evidence (see _lent)
-
-
 def _alike(item: Item, others: Sequence[Item]) -> list[Item]:
     best = max(len(item.traits & o.traits) for o in others)
     return [o for o in others if len(item.traits & o.traits) == best]
 
 
-def _lent(item: Item, others: Sequence[Item], alpha: float, mode: str) -> float:
-    """ln p50 of ``item`` from the runs of ``others`` (jobs of its workflow or repository)."""
-    if mode == "pooled":
-        return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
-    alike = _alike(item, others)
-    if mode == "alike-shift":
-        return item.cold_log + shrunk_shift([r for o in alike for r in o.residuals()])
-    if mode == "alike-jobmed":
-        return item.cold_log + shrunk_shift([float(np.median(o.residuals())) for o in alike])
-    if mode == "alike-time":
-        return float(np.median([o.own_log + alpha * (item.cold_log - o.cold_log)  # type: ignore[operator]
-                                for o in alike]))
-    raise ValueError(mode)
+def _lent(item: Item, others: Sequence[Item]) -> float:
+    """ln p50 of ``item`` from the runs of ``others`` (jobs of its workflow or repository):
+    its cold prediction shifted by their pooled residuals. (Alike jobs only, their time or
+    their per-job residual, did no better on iree's held-out names: git ``fe28f82``,
+    docs/accuracy.md.)"""
+    return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
 
 
-def resolve(items: Sequence[Item], alpha: float | None = None, mode: str | None = None,
-            ) -> list[Resolved | None]:
+def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved | None]:
     """For each item without runs of its own the closest evidence among the others
     (module doc); None for an item with runs of its own (the predictor's history path).
-    ``alpha`` and ``mode``: :data:`ALPHA` and :data:`MODE` unless given."""
-    mode = mode or MODE
+    ``alpha``: :data:`ALPHA` unless given."""
     alpha = ALPHA if alpha is None else alpha
     out: list[Resolved | None] = []
     for i, item in enumerate(items):
@@ -152,12 +140,11 @@ def resolve(items: Sequence[Item], alpha: float | None = None, mode: str | None 
             continue
         same = [o for o in items if o.runs and o.workflow == item.workflow]
         if same:
-            out.append(Resolved("workflow", _lent(item, same, alpha, mode),
-                                sum(len(o.runs) for o in same)))
+            out.append(Resolved("workflow", _lent(item, same), sum(len(o.runs) for o in same)))
             continue
         other = [o for o in items if o.runs and o.workflow != item.workflow]
         if other:
-            out.append(Resolved("repository", _lent(item, other, alpha, mode),
+            out.append(Resolved("repository", _lent(item, other),
                                 sum(len(o.runs) for o in other)))
             continue
         out.append(Resolved(None, item.cold_log, 0))

@@ -75,9 +75,9 @@ NOT_PRICED = "not priced: self-hosted or third-party"
 # Words of runner names that are pools of other providers or of self-hosted runner
 # managers, never GitHub's larger runners: Actions Runner Controller (arc), GARM, Depot,
 # RunsOn, Blacksmith, BuildJet, Namespace, Ubicloud, WarpBuild, Cirun.
-_THIRD_PARTY = frozenset({"arc", "garm", "depot", "runs-on", "runson", "blacksmith", "buildjet",
+_THIRD_PARTY = frozenset({"arc", "garm", "depot", "runson", "blacksmith", "buildjet",
                           "namespace", "nscloud", "ubicloud", "warp", "warpbuild", "cirun",
-                          "self", "selfhosted", "self-hosted", "custom"})
+                          "self", "selfhosted", "custom"})  # words: `self-hosted` is `self`
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ def _third_party(name: str) -> str | None:
     """The word that makes a runner name a third-party or self-hosted pool, if any."""
     low = name.lower()
     words = re.split(r"[^a-z0-9]+", low)
-    return next((w for w in words if w in _THIRD_PARTY), None) or next(
-        (m for m in ("runs-on", "self-hosted") if m in low), None)
+    return next((w for w in words if w in _THIRD_PARTY), None) or (
+        "runs-on" if "runs-on" in low else None)  # RunsOn's labels: runs-on=<id>/...
 
 
 def _visibility(visibility: str | None) -> tuple[str, bool]:

@@ -47,17 +47,14 @@ from laser_ci.workflows.expressions import (
     unknown_refs,
 )
 from laser_ci.workflows.files import (
-    OUT_OF_REPO,
     DiskFiles,
     FileSource,
     as_dot_slash,
-    find_repo_root,
     is_local,
     local_target,
     normalize,
     origin_repository,
     root_of,
-    why_unreadable,
     workflow_targets,
 )
 from laser_ci.workflows.graph import check_needs, skip_after
@@ -78,10 +75,10 @@ from laser_ci.workflows.run_context import (
 from laser_ci.workflows.schema import check_workflow
 from laser_ci.workflows.yamlload import LoadResult, YDict, load_yaml
 
-__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "OUT_OF_REPO", "PULL_REQUEST_EVENTS", "DiskFiles",
-           "FileSource", "display_name", "find_repo_root", "matrix_suffix", "normalize",
+__all__ = ["MAX_CALL_DEPTH", "MAX_NAME_LENGTH", "PULL_REQUEST_EVENTS", "DiskFiles",
+           "FileSource", "display_name", "matrix_suffix", "normalize",
            "origin_repository", "pick_event", "read_paths", "read_workflows", "root_of",
-           "skip_after", "triggers_of", "why_unreadable", "workflow_targets"]
+           "skip_after", "triggers_of", "workflow_targets"]
 
 # "You can connect a maximum of four levels of workflows - that is, the top-level caller
 # workflow and up to three levels of reusable workflows" (GitHub docs, Reuse workflows).
@@ -204,6 +201,7 @@ class _Reader:
         self.repository, self.event, self.payload = repository, event, payload
         self.cache: dict[str, LoadResult] = {}
         self.actions: dict[str, bool] = {}  # local action folder -> has an action file
+        self.checked: set[str] = set()  # files checked against the schema (once each)
         self.errors: list[ReadError] = []
         self.budget = MAX_EXPANDED_NODES  # reset for each workflow read
 
@@ -250,8 +248,10 @@ class _Reader:
             self.error(shown, _line(doc, "jobs") or 1, why)
             return None
         assert isinstance(doc, YDict)
-        for err in check_workflow(shown, doc):  # what GitHub refuses: said, still read
-            self.error(err.path, err.line, err.message)
+        if shown not in self.checked:  # a workflow called by every matrix instance: once
+            self.checked.add(shown)
+            for err in check_workflow(shown, doc):  # what GitHub refuses: said, still read
+                self.error(err.path, err.line, err.message)
         return doc
 
     # -- workflows -----------------------------------------------------------------------
