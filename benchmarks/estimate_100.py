@@ -178,8 +178,8 @@ def predictor_calls(root: Path, model: str | None,
     if runners:
         from dataclasses import replace
 
-        from laser_ci.estimate import find_repo_root
         from laser_ci.text.serialize import serialize_job
+        from laser_ci.workflows.files import find_repo_root
         from laser_ci.workflows.parse import read_workflows
         from laser_ci.workflows.repo_profile import profile_dir
 

@@ -1,9 +1,8 @@
 """Two cross-validation runs on the same folder, compared example by example.
 
 ``laser-ci eval DATA --folds 5 ... --predictions A.jsonl`` writes every scored example's
-predictions; this script pairs two such files, or their
-errors-only forms (``benchmarks/keep_errors.py``, :mod:`laser_ci.training.scored`; plain or
-``.gz``, the same examples, by ``key``) and prints
+predictions; this script pairs two such files, or their errors-only forms
+(``benchmarks/scored.py``; plain or ``.gz``, the same examples, by ``key``) and prints
 the log-MAE of each and their difference with a 95% interval from resampling repositories
 (:func:`laser_ci.training.metrics.paired_error_diff`), for every regime, subset and
 conclusion set, as the CV report's ``paired`` block does for predictors of one run. Use it

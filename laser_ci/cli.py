@@ -26,7 +26,7 @@ def _never_fail_to_print() -> None:
 # them says which extra to install, in one line, instead of a traceback
 EXTRA_MODULES = {
     "torch": "train", "transformers": "train", "optimum": "train", "accelerate": "train",
-    "lightgbm": "train", "sklearn": "train", "matplotlib": "train", "peft": "train",
+    "lightgbm": "train", "sklearn": "train", "matplotlib": "train",
     "onnx": "train",
 }
 

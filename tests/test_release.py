@@ -116,6 +116,11 @@ def test_a_wheel_without_one_of_the_packages_fails_the_check(release: Any,
         return path
 
     release.check_wheel(wheel("laser_ci/nothing-left-out"))
+    stale = wheel("laser_ci/nothing-left-out")
+    with zipfile.ZipFile(stale, "a") as z:
+        z.writestr("laser_ci/deleted_since.py", "")
+    with pytest.raises(release.ReleaseError, match="laser_ci/deleted_since.py is not in"):
+        release.check_wheel(stale)
     for left_out in ("laser_ci/measure/", "laser_ci/workflows/github-workflow.schema.json"):
         with pytest.raises(release.ReleaseError, match=left_out.rstrip("/")):
             release.check_wheel(wheel(left_out))

@@ -171,6 +171,13 @@ def check_wheel(wheel: Path) -> None:
             raise ReleaseError(f"{wheel.name}: {missing[0]} missing"
                                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                                + " (pyproject.toml packages / package-data)")
+        # and nothing else: setuptools never cleans build/lib, so a module deleted since the
+        # last local build would still ship
+        stray = sorted(n for n in names if n.startswith("laser_ci/") and n.endswith(".py")
+                       and n not in set(wanted))
+        if stray:
+            raise ReleaseError(f"{wheel.name}: {stray[0]} is not in laser_ci/ (a stale build/"
+                               "folder? remove it)")
 
 
 def check_sdist(sdist: Path) -> None:

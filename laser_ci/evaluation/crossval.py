@@ -4,7 +4,7 @@ Every repository is in one of K folds (:func:`laser_ci.evaluation.folds.fold_of`
 the split uses; with K = 5 fold 0 is the ``val`` split). For each fold in turn, every
 requested predictor is trained with its shipped recipe on the other K - 1 folds and scored
 on the held-out one; the predictions are pooled, so the metrics are over every repository
-of the folder. Inside the K - 1 training folds the next fold (:func:`~laser_ci.training.
+of the folder. Inside the K - 1 training folds the next fold (:func:`~laser_ci.evaluation.
 folds.inner_fold`) plays the part the ``val`` split plays in the shipped recipe (grid
 selection and band calibration for the baselines, the best epoch for the language model)
 and the other K - 2 that of ``train``; the held-out fold's labels reach no model that

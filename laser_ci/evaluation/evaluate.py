@@ -87,13 +87,6 @@ def predict_texts(predictor: Predictor, texts: Sequence[str]) -> list[Runtime]:
     return [by_text[t] for t in texts]
 
 
-def predict_all(predictor: Predictor, examples: Sequence[Example],
-                history: str = "none") -> list[Runtime]:
-    """Predictions for every example in a history regime (``none``: the cold ``text``;
-    ``prior``: ``text_warm`` where the example has earlier runs)."""
-    return predict_texts(predictor, [example_text(e, history) for e in examples])
-
-
 def score(
     predictions: Sequence[Runtime], examples: Sequence[Example], bands: bool = False
 ) -> dict[str, dict[str, Any]]:

@@ -49,10 +49,8 @@ import click
 
 from laser_ci import __version__
 from laser_ci.github.collect_base import (  # noqa: F401 - re-exported: collect's names
-    CI_DIRS,
     CollectError,
     GitHubError,
-    _as_list,
     _attempt,
     _later,
     _message,
@@ -60,8 +58,6 @@ from laser_ci.github.collect_base import (  # noqa: F401 - re-exported: collect'
     _raw,
     _run_item,
     _Skip,
-    blob_id,
-    is_ci_file,
     iso_z,
     job_seconds,
     parse_time,
@@ -69,7 +65,7 @@ from laser_ci.github.collect_base import (  # noqa: F401 - re-exported: collect'
     row_id,
 )
 from laser_ci.github.collect_files import FileReader
-from laser_ci.github.collect_store import FILES, MERGE_EVERY, STATE_DIR, Store  # noqa: F401
+from laser_ci.github.collect_store import STATE_DIR, Store  # noqa: F401 - STATE_DIR: tests
 from laser_ci.report.progress import Progress
 
 T = TypeVar("T")

@@ -416,14 +416,12 @@ def load_reference(model_dir: str | os.PathLike[str]) -> Any:
         raise ModelFileError(f"{d}: cannot load the reference model: {e}") from e
 
 
-def prompt_references(reference_model: Any, texts: Sequence[str], *,
-                      warm: bool = False) -> list[float | None]:
+def prompt_references(reference_model: Any, texts: Sequence[str]) -> list[float | None]:
     """Each text's reference runtime: the reference model's p50 for a text without a
-    history block and, with ``warm``, for one with it (the model's history-anchored p50);
-    None for the others (and for every text without a reference model)."""
+    history block; None for the others (and for every text without a reference model)."""
     refs: list[float | None] = [None] * len(texts)
     if reference_model is not None:
-        take = [i for i, t in enumerate(texts) if warm or parse_history(t) is None]
+        take = [i for i, t in enumerate(texts) if parse_history(t) is None]
         for i, r in zip(take, reference_model.predict([texts[i] for i in take]), strict=True):
             refs[i] = r.p50
     return refs

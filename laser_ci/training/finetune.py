@@ -171,8 +171,8 @@ def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[s
         from laser_ci.training.references import reference_key
 
         refs = {reference_key(e): r for e, r in zip(
-            examples, prompt_references(reference_model, [e.text for e in examples],
-                                        warm=False), strict=True)}
+            examples, prompt_references(reference_model, [e.text for e in examples]),
+            strict=True)}
     train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg, refs)
     prompt = prompt_codec(tok, codec, cfg)
     log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
