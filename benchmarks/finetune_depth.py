@@ -2,7 +2,7 @@
 scored against the shipped model, issue 49's evidence method and the per-name median.
 
     nice -n 10 python benchmarks/finetune_depth.py [--depth ../shared/data/depth/iree-org+iree]
-        [--test-days 3] [--finetune-minutes 20] [--threads 1] [--sizes all|1000,3000,10000,all]
+        [--test-days 3] [--minutes 20] [--threads 2] [--sizes all|1000,3000,10000,all]
         [--out runs/finetune_depth] [--reuse] [--json runs/finetune_depth.json]
     python benchmarks/finetune_depth.py --pool 0=DIR0,1=DIR1   # new jobs of several groups
 
@@ -10,7 +10,7 @@ The split is :mod:`laser_ci.evaluation.new_jobs`'s depth protocol: the last ``--
 days are the test, the runs before them the history; one of its five groups of job names
 (``--held-group``) is held out of the history *and* of the training folder (new jobs). The
 training folder (the history less those names; with a size N, its latest runs holding N
-job rows) goes through :func:`laser_ci.training.finetune.run_finetune` from ``--base``, as
+job rows) goes through :func:`laser_ci.training.learn.learn_repository` from ``--base``, as
 ``laser-ci finetune --data TRAIN --base BASE --out DIR`` does, with ``--finetune-minutes``
 as its time budget. Every method then predicts the test jobs as ``laser-ci estimate
 --model M --history HISTORY`` would (:func:`laser_ci.estimate.estimate_workflows`, the
@@ -154,8 +154,9 @@ def predictions(split: Split, predictor: Any) -> dict[tuple[str, str], dict[str,
         for job in wf["jobs"]:
             key = (wf["path"], job["name"])
             if key in split.truth and key not in out:
-                out[key] = {"p50": float(job["runtime_s"]["p50"]),
-                            "source": job.get("history_source")}
+                rt = job["runtime_s"]
+                out[key] = {"p50": float(rt["p50"]), "p10": float(rt["p10"]),
+                            "p90": float(rt["p90"]), "source": job.get("history_source")}
     texts = _texts(split.workflows, split.profile, split.history)
     keys = [k for k in out if k in texts]
     for k, rt in zip(keys, predictor.predict([texts[k] for k in keys]), strict=True):
@@ -186,19 +187,23 @@ def score(split: Split, preds: dict[str, dict[tuple[str, str], dict[str, Any]]],
     methods = {"fine-tuned": ("finetuned", "p50"), "fine-tuned, no evidence": ("finetuned", "cold"),
                "shipped LM": ("shipped", "p50"), "evidence (issue 49)": ("evidence", "p50")}
     lines = ["| subset | runs | names | " + " | ".join(methods) + " | median | "
-             "Δ vs evidence [95%] | Δ vs shipped LM [95%] | Δ vs median [95%] (runs) |",
-             "|---|---:|---:|" + "---:|" * (len(methods) + 1) + "---|---|---|"]
+             "Δ vs evidence [95%] | Δ vs shipped LM [95%] | Δ vs median [95%] (runs) | "
+             "p10-p90 coverage: fine-tuned / evidence |",
+             "|---|---:|---:|" + "---:|" * (len(methods) + 1) + "---|---|---|---|"]
     figures: dict[str, Any] = {}
     for name, keys in subsets.items():
         rows = [(k, s) for k in keys for s, ok in split.truth[k] if ok]
         if not rows:
-            lines.append(f"| {name} | 0 | 0 |" + " – |" * (len(methods) + 4))
+            lines.append(f"| {name} | 0 | 0 |" + " – |" * (len(methods) + 5))
             continue
         truth = [s for _, s in rows]
         groups = [k[1] for k, _ in rows]
         got = {m: [preds[w][k][f] for k, _ in rows] for m, (w, f) in methods.items()}
         fig: dict[str, Any] = {"runs": len(rows), "names": len(set(groups)),
                                **{m: log_mae(p, truth) for m, p in got.items()}}
+        for m, w in (("coverage", "finetuned"), ("coverage_evidence", "evidence")):
+            fig[m] = float(np.mean([preds[w][k]["p10"] <= t <= preds[w][k]["p90"]
+                                    for (k, _), t in zip(rows, truth, strict=True)]))
         fig["vs_evidence"] = paired_log_mae_diff(got["fine-tuned"], got["evidence (issue 49)"],
                                                  truth, groups)
         fig["vs_shipped"] = paired_log_mae_diff(got["fine-tuned"], got["shipped LM"], truth,
@@ -221,13 +226,15 @@ def score(split: Split, preds: dict[str, dict[tuple[str, str], dict[str, Any]]],
         lines.append(f"| {name} | {len(rows):,} | {fig['names']} | "
                      + " | ".join(f"{fig[m]:.3f}" for m in methods)
                      + f" | {med} | {format_diff(fig['vs_evidence'])} | "
-                     f"{format_diff(fig['vs_shipped'])} | {vs_med} |")
+                     f"{format_diff(fig['vs_shipped'])} | {vs_med} | "
+                     f"{fig['coverage']:.0%} / {fig['coverage_evidence']:.0%} |")
     return "\n".join(lines) + "\n", figures
 
 
 def main() -> None:
     from laser_ci.predictors.choice import load_predictor
-    from laser_ci.training.finetune import FINETUNE_CONFIG, run_finetune
+    from laser_ci.training.finetune import FINETUNE_CONFIG
+    from laser_ci.training.learn import learn_repository
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--depth", default=str(DEPTH))
@@ -236,10 +243,10 @@ def main() -> None:
     ap.add_argument("--groups", type=int, default=5)
     ap.add_argument("--held-group", type=int, default=0)
     ap.add_argument("--sizes", default="all", help="comma-separated job rows, or all")
-    ap.add_argument("--finetune-minutes", type=float, default=20.0)
+    ap.add_argument("--minutes", "--finetune-minutes", dest="minutes", type=float, default=20.0,
+                    help="laser-ci finetune --minutes: the whole learning's budget")
     ap.add_argument("--epochs", type=int, default=FINETUNE_CONFIG.epochs)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--max-val-decode", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "runs" / "finetune_depth"))
     ap.add_argument("--reuse", action="store_true",
                     help="score a size's model already in OUT instead of fine-tuning again")
@@ -269,8 +276,7 @@ def main() -> None:
     print(f"shipped LM and evidence predicted ({time.time() - t:.0f} s)", flush=True)
     out = Path(args.out)
     figures: dict[str, Any] = {"command": " ".join(sys.argv)}
-    cfg = replace(FINETUNE_CONFIG, epochs=args.epochs, threads=args.threads,
-                  finetune_minutes=args.finetune_minutes, max_val_decode=args.max_val_decode)
+    cfg = replace(FINETUNE_CONFIG, epochs=args.epochs, threads=args.threads)
     for size_arg in args.sizes.split(","):
         size = None if size_arg == "all" else int(size_arg)
         where = out / f"size-{size_arg}"
@@ -278,12 +284,12 @@ def main() -> None:
         data = write_training(split, where / "train", size)
         t = time.time()
         if not (args.reuse and (model_dir / "laser.json").is_file()):
-            log = run_finetune(where / "train", args.base, model_dir, cfg, device="cpu")
+            log = learn_repository(where / "train", args.base, model_dir, cfg, device="cpu",
+                                   minutes=args.minutes,
+                                   say=lambda line: print(f"  {line}", flush=True))
             info = {"seconds": round(time.time() - t), "data": log["data"],
-                    "val_decode_before": (log.get("eval_before") or {}).get("log_mae"),
-                    "val_decode_after": ((log.get("eval") or {}).get("int8") or {}).get("log_mae"),
-                    "log": {k: v for k, v in log.items() if k not in ("config", "eval_before",
-                                                                        "eval")}}
+                    "learned": log["learned"],
+                    "log": {k: v for k, v in log.items() if k not in ("config", "learned")}}
             (where / "finetune_info.json").write_text(json.dumps(info, indent=1) + "\n")
         else:
             info = json.loads((where / "finetune_info.json").read_text())
@@ -293,9 +299,9 @@ def main() -> None:
         size_mb = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file()) / 2**20
         print(f"\n**size {size_arg}: trained on {data['job_rows']:,} job rows "
               f"({data['runs']:,} runs) in {info['seconds'] / 60:.1f} min "
-              f"(budget {args.finetune_minutes:g} min, {args.threads} thread), "
-              f"validation log-MAE before/after {info.get('val_decode_before')} / "
-              f"{info.get('val_decode_after')}; model folder {size_mb:.1f} MB; "
+              f"(budget {args.minutes:g} min, {args.threads} threads); its own check on "
+              f"its latest runs: {json.dumps(info['learned']['figures'])}; "
+              f"model folder {size_mb:.1f} MB; "
               f"scored in {time.time() - t:.0f} s**\n\n{text}", flush=True)
         figures[size_arg] = {"training": data, "finetune": info, "table": figs}
         if args.json:

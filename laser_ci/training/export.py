@@ -330,6 +330,9 @@ def quantize_int8(
 
         sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
         past = [i for i in sess.get_inputs() if i.name.startswith("past_key_values.")]
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(logging.ERROR)  # its "consider pre-processing" advice, on the root logger
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             quantize_static(
@@ -346,6 +349,7 @@ def quantize_int8(
                 calibrate_method=CalibrationMethod.MinMax,
                 extra_options={"MatMulConstBOnly": True},
             )
+        root.setLevel(level)
         return Path(dst)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -379,6 +383,7 @@ def export_model(
     exact_last: bool = True,
     int8: bool = True,
     calibration: Sequence[Sequence[int]] | None = None,
+    static_weights: str = "u8",
     keep_fp32: bool = False,
     full_vocab_graph: bool = False,
     include_weights: bool = True,
@@ -389,7 +394,8 @@ def export_model(
     """Write the artifact folder for a trained ``LlamaForCausalLM`` and return its config.
 
     Files: ``model.onnx`` (int8 unless ``int8=False``; static with ``calibration``, the
-    token ids of training prompts, see :func:`quantize_int8`), ``tokenizer.json``, ``laser.json``;
+    token ids of training prompts, and ``static_weights``, see :func:`quantize_int8`),
+    ``tokenizer.json``, ``laser.json``;
     optionally ``model.fp32.onnx`` (``keep_fp32``), ``model.full.onnx`` (full-vocabulary
     head for naive decoding, fp32 or int8 like model.onnx) and ``weights.safetensors`` +
     ``hf_config.json`` (fp16 torch weights, the base for ``laser-ci finetune``).
@@ -428,7 +434,8 @@ def export_model(
                 shutil.copyfile(fp32, out / "model.fp32.onnx")
                 files["model.fp32.onnx"] = ""
             if int8:
-                quantize_int8(fp32, out / name, fp32_nodes=fp32_nodes, calibration=calibration)
+                quantize_int8(fp32, out / name, fp32_nodes=fp32_nodes, calibration=calibration,
+                              weights=static_weights)
             else:
                 shutil.copyfile(fp32, out / name)
             files[name] = ""
@@ -460,6 +467,7 @@ def export_model(
             "int8": int8,
             **({"quantization": "static" if calibration is not None else "dynamic"}
                if int8 else {}),
+            **({"static_weights": static_weights} if int8 and calibration is not None else {}),
         },
         "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target,
                    **({"layout": layout} if layout != "serial" else {}),

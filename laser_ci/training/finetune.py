@@ -1,12 +1,12 @@
 """Fine-tuning a pretrained model on labeled runtimes, and exporting it.
 
 :func:`finetune_examples` is the shipped recipe's stage 2, run per fold and on every
-repository by :mod:`laser_ci.evaluation.lm_recipe`; :func:`run_finetune` is ``laser-ci
-finetune``: a shipped model adapted to one repository's history, its latest 20% of runs by
-commit date the validation set. Warm training texts lose their history block with
-probability ``p_cold`` and have runtime and history rescaled together (``scale_aug``), so
-the model reads the history instead of remembering each repository's level; a cold text's
-prompt carries a tabular p50 that never saw its label (:mod:`laser_ci.training.references`)."""
+repository by :mod:`laser_ci.evaluation.lm_recipe`; ``laser-ci finetune`` (a shipped model
+learning one repository's history) is :mod:`laser_ci.training.learn`. Warm training texts
+lose their history block with probability ``p_cold`` and have runtime and history rescaled
+together (``scale_aug``), so the model reads the history instead of remembering each
+repository's level; a cold text's prompt carries a tabular p50 that never saw its label
+(:mod:`laser_ci.training.references`)."""
 
 from __future__ import annotations
 
@@ -16,22 +16,17 @@ import os
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-import numpy as np
-
-from laser_ci.text.numbers import NumberCodec
-from laser_ci.training.config import TrainConfig, base_prompt, prompt_codec
-from laser_ci.training.loops import _accelerator, evaluate_loss, finetune_loop, make_items
-from laser_ci.training.network import load_base, load_model
+from laser_ci.training.config import TrainConfig, prompt_codec
+from laser_ci.training.loops import _accelerator, finetune_loop, make_items
+from laser_ci.training.network import load_base
 
 # laser-ci finetune: one repository, so learning its own level is the point (no rescaling)
 FINETUNE_CONFIG = TrainConfig(epochs=3, lr=2e-4, patience=1, batch_size=8, threads=1,
-                              pretrain_steps=0, scale_aug=0.0, select_on="number_loss",
-                              max_val_decode=400)
+                              pretrain_steps=0, scale_aug=0.0, select_on="number_loss")
 
 
 @dataclass
@@ -134,133 +129,3 @@ def finetune_examples(base_dir: str | os.PathLike[str], train_ex: Sequence[Any],
     log["seconds"] = round(time.time() - t0, 1)
     (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
     return log
-
-
-def run_finetune(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[str],
-                 out_dir: str | os.PathLike[str], cfg: TrainConfig, *,
-                 device: str = "auto") -> dict[str, Any]:
-    """Adapt a shipped model to one repository's history (``laser-ci finetune``)."""
-    from laser_ci.predictors.lm import load_reference, prompt_references, read_config
-    from laser_ci.text.tokenize import load_tokenizer
-    from laser_ci.training.examples import load_examples
-
-    base = Path(base_dir)
-    base_cfg = read_config(base)
-    try:
-        cfg = replace(cfg, **base_prompt(base_cfg))
-    except ValueError as exc:
-        raise click.ClickException(f"{base}: {exc}") from None
-    codec = NumberCodec(**base_cfg["codec"])
-    acc = _accelerator(cfg, device)
-    tok = load_tokenizer(base / "tokenizer.json")
-    model = load_model(base)
-    model.to(acc.device)
-    examples = [e for e in load_examples(data_dir, kinds=cfg.kinds, cache=False) if e.runtime_s > 0]
-    if cfg.success_only:
-        examples = [e for e in examples if e.conclusion == "success"]
-    if len(examples) < 5:
-        raise click.ClickException(f"{data_dir}: only {len(examples)} labeled examples")
-    runs = sorted({(e.commit_date, e.run_id) for e in examples})
-    cut = runs[int(len(runs) * 0.8)] if len(runs) >= 5 else runs[-1]
-    train_ex = [e for e in examples if (e.commit_date, e.run_id) < cut]
-    val_ex = [e for e in examples if (e.commit_date, e.run_id) >= cut]
-    # a cold text's reference: the base's own reference model's p50 (never saw these labels)
-    reference_model = load_reference(base) if cfg.cold_reference else None
-    refs = None
-    if reference_model is not None:
-        from laser_ci.training.references import reference_key
-
-        refs = {reference_key(e): r for e, r in zip(
-            examples, prompt_references(reference_model, [e.text for e in examples]),
-            strict=True)}
-    train_ex, val_ex = with_history_texts(train_ex, val_ex, cfg, refs)
-    prompt = prompt_codec(tok, codec, cfg)
-    log: dict[str, Any] = {"config": asdict(cfg), "base": str(base),
-                           "data": {"train": len(train_ex), "val": len(val_ex)}}
-    before = evaluate_loss(model, make_items(val_ex, prompt), prompt.pad_id, cfg.batch_size,
-                           acc.device)
-    log["val_before"] = before
-    if cfg.max_val_decode:
-        log["eval_before"] = decode_metrics(base, _sample_val(val_ex, cfg.max_val_decode, cfg.seed),
-                                            "model.onnx", cfg.num_samples, max(cfg.threads, 1))
-    best = finetune_loop(model, make_items(train_ex, prompt), make_items(val_ex, prompt), cfg,
-                         acc, prompt.pad_id, log)
-    if best is not None:
-        model.load_state_dict(best)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    log["eval"] = export_and_check(model, tok, out, cfg, val_ex, codec,
-                                   reference_model=reference_model)
-    (out / "train_report.json").write_text(json.dumps(log, indent=2) + "\n")
-    return log
-
-
-def export_and_check(model: Any, tok: Any, out: Path, cfg: TrainConfig,
-                     val_ex: Sequence[Any], codec: NumberCodec,
-                     reference_model: Any = None) -> dict[str, Any]:
-    """Export int8 (and fp32) ONNX to ``out``, decode a sample of ``val_ex`` with both, and
-    keep the int8 graph unless it drifts from fp32 (then ship fp32)."""
-    from laser_ci.training.export import export_model
-
-    def prompt_lines() -> None:  # the prompt lines the model was trained with
-        if cfg.outcome or cfg.cold_reference:
-            from laser_ci.training.references import attach_reference
-
-            attach_reference(out, outcome=cfg.outcome, reference=reference_model)
-
-    model = model.to("cpu").float().eval()
-    export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                 warm_target=cfg.warm_target, num_samples=cfg.num_samples,
-                 keep_fp32=True, full_vocab_graph=True, layout=cfg.layout,
-                 warm_anchor=cfg.warm_anchor,
-                 extra={"training": {"size": cfg.size, "seed": cfg.seed}})
-    prompt_lines()
-    sample = _sample_val(val_ex, cfg.max_val_decode, cfg.seed)
-    res = {
-        "int8": decode_metrics(out, sample, "model.onnx", cfg.num_samples, max(cfg.threads, 1)),
-        "fp32": decode_metrics(out, sample, "model.fp32.onnx", cfg.num_samples, max(cfg.threads, 1)),
-    }
-    i8, f32 = res["int8"].get("log_mae"), res["fp32"].get("log_mae")
-    res["shipped"] = "int8"
-    if i8 is not None and f32 is not None and i8 > f32 + 0.05:
-        res["shipped"] = "fp32"
-        export_model(model, tok, out, max_prompt_tokens=cfg.max_prompt_tokens, codec=codec,
-                     warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=False,
-                     keep_fp32=True, layout=cfg.layout, warm_anchor=cfg.warm_anchor,
-                     extra={"training": {"size": cfg.size}})
-        prompt_lines()
-    config_path = out / "laser.json"
-    config = json.loads(config_path.read_text())
-    config["metrics"] = {"val": res}
-    config_path.write_text(json.dumps(config, indent=2) + "\n")  # not a hashed file
-    return res
-
-
-def decode_metrics(model_dir: Path, examples: Sequence[Any], model_file: str,
-                   num_samples: int, threads: int) -> dict[str, Any]:
-    """Sampled predictions of an exported graph on ``examples``: log-MAE of the median,
-    p10-p90 coverage, and seconds."""
-    from laser_ci.predictors.lm import LaserModel
-
-    if not examples:
-        return {}
-    m = LaserModel(model_dir, model_file=model_file, num_samples=num_samples, threads=threads)
-    t = time.time()
-    preds = m.predict([e.text for e in examples])
-    secs = time.time() - t
-    true = np.array([e.runtime_s for e in examples])
-    err = np.abs(np.log(np.maximum([p.p50 for p in preds], 1.0)) - np.log(np.maximum(true, 1.0)))
-    held = (true >= np.array([p.p10 for p in preds])) & (true <= np.array([p.p90 for p in preds]))
-    succ = np.array([e.conclusion == "success" for e in examples])
-    return {"examples": len(examples), "log_mae": float(err.mean()),
-            "log_mae_success": float(err[succ].mean()) if succ.any() else None,
-            "coverage_p10_p90": float(np.mean(held)), "seconds": round(secs, 2),
-            "by_kind": {k: float(err[[e.kind == k for e in examples]].mean())
-                        for k in sorted({e.kind for e in examples})}}
-
-
-def _sample_val(val: Sequence[Any], n: int, seed: int) -> list[Any]:
-    if n <= 0:
-        return []
-    return list(val) if len(val) <= n else random.Random(seed).sample(list(val), n)
-

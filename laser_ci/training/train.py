@@ -4,7 +4,7 @@
 (:mod:`laser_ci.training.pretrain`; ``torchrun --nproc-per-node N -m laser_ci train ...``
 runs it data-parallel); ``laser-ci eval DIR --folds 5 --lm-base OUT/pretrained --lm-ship
 MODEL`` then fine-tunes it. ``laser-ci finetune --data COLLECTED_DIR --base MODEL --out DIR``
-adapts a shipped model to one repository's history (:mod:`laser_ci.training.finetune`).
+learns one repository's history from a shipped model (:mod:`laser_ci.training.learn`).
 torch is imported inside the commands only: ``laser-ci --help`` works without it."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import click
 from laser_ci.report.progress import Progress
 from laser_ci.training.config import SIZES, TrainConfig
 from laser_ci.training.examples import reading_data
-from laser_ci.training.finetune import FINETUNE_CONFIG, run_finetune
+from laser_ci.training.finetune import FINETUNE_CONFIG
 from laser_ci.training.pretrain import run_pretrain
 
 
@@ -96,21 +96,34 @@ def train_command(data_dir: str, out_dir: str, corpus_split: str, device: str,
 @click.option("--base", "base_dir", required=True, type=click.Path(exists=True, file_okay=False),
               help="A model folder with weights.safetensors (the shipped model).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--minutes", type=click.FloatRange(min=0), default=20.0, show_default=True,
+              help="The whole command's time budget, export and calibration included "
+                   "(0: no limit).")
+@click.option("--finetune-minutes", "legacy_minutes", type=click.FloatRange(min=0),
+              default=None, hidden=True)
+@click.option("--repo", "repository", default=None, metavar="OWNER/NAME",
+              help="The repository the history is of [read from the history].")
 @click.option("--epochs", type=click.IntRange(min=1), default=None, help="[3]")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="[8]")
 @click.option("--lr", type=click.FloatRange(min=0), default=None, help="[2e-4]")
 @click.option("--patience", type=click.IntRange(min=0), default=None,
               help="Epochs without a better validation loss before stopping [1].")
-@click.option("--finetune-minutes", type=click.FloatRange(min=0), default=None,
-              help="Stop fine-tuning after this many minutes (0: no limit).")
-@click.option("--max-val-decode", type=click.IntRange(min=0), default=None,
-              help="Validation examples decoded before and after [400].")
 @_runtime
-def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, **kw: Any) -> None:
-    """Adapt the shipped model to one repository's own history (minutes on a CPU)."""
+def finetune_command(data_dir: str, base_dir: str, out_dir: str, device: str, minutes: float,
+                     legacy_minutes: float | None, repository: str | None, **kw: Any) -> None:
+    """Learn one repository's own history: the shipped model fine-tuned on its earlier
+    runs, checked and calibrated on its latest ones, written as a model folder for
+    `laser-ci estimate --model DIR` and the Action's `model:` input."""
+    from laser_ci.training.learn import learn_repository, summary_lines
+
+    if kw.get("threads") is None:
+        kw["threads"] = max(1, min(os.cpu_count() or 1, 4))
     cfg = _cfg_from(FINETUNE_CONFIG, **kw)
     _check_out("--out", out_dir)
-    with Progress("finetune").stage(f"fine-tuning {base_dir} on {data_dir}"):
-        log = reading_data(run_finetune, data_dir, base_dir, out_dir, cfg, device=device)
-    click.echo(json.dumps({k: log.get(k) for k in ("data", "val_before", "eval_before", "eval")},
-                          indent=2))
+    progress = Progress("finetune")
+    with progress.stage(f"learning {data_dir} from {base_dir}"):
+        log = reading_data(learn_repository, data_dir, base_dir, out_dir, cfg, device=device,
+                           minutes=legacy_minutes if legacy_minutes is not None else minutes,
+                           repository=repository, say=progress.note)
+    for line in summary_lines(log, out_dir):
+        click.echo(line)
