@@ -386,7 +386,7 @@ def test_train_and_finetune_commands(tmp_path: Path):
     ft = tmp_path / "ft"
     r = CliRunner().invoke(finetune_command, [
         "--data", str(data), "--base", str(model), "--out", str(ft), "--epochs", "1",
-        "--max-val-decode", "3"])
+        "--repo", "tiny/collected", "--threads", "1"])
     assert r.exit_code == 0, r.output
     assert read_config(ft)["files"]["model.onnx"]
     for folder in (model, ft):  # the base's prompt and output semantics carry over

@@ -51,12 +51,13 @@ def test_a_fine_tuned_model_is_scored_against_every_method(split, tmp_path) -> N
     from finetune_depth import medians, predictions, score, summary, write_training
 
     from laser_ci.predictors.choice import load_predictor
-    from laser_ci.training.finetune import FINETUNE_CONFIG, run_finetune
+    from laser_ci.training.finetune import FINETUNE_CONFIG
+    from laser_ci.training.learn import learn_repository
 
     write_training(split, tmp_path / "train", 60)
-    cfg = replace(FINETUNE_CONFIG, epochs=1, max_val_decode=0)
-    run_finetune(tmp_path / "train", ROOT / "model" / "lm", tmp_path / "model", cfg,
-                 device="cpu")
+    cfg = replace(FINETUNE_CONFIG, epochs=1, threads=1)
+    learn_repository(tmp_path / "train", ROOT / "model" / "lm", tmp_path / "model", cfg,
+                     device="cpu", minutes=1)
     shipped = predictions(split, load_predictor(ROOT / "model" / "lm"))
     preds = {"finetuned": predictions(split, load_predictor(tmp_path / "model")),
              "shipped": shipped, "evidence": shipped}
@@ -68,6 +69,7 @@ def test_a_fine_tuned_model_is_scored_against_every_method(split, tmp_path) -> N
     assert every["vs_shipped"]["lo"] <= every["vs_shipped"]["diff"] <= every["vs_shipped"]["hi"]
     assert new["vs_evidence"] == new["vs_shipped"]  # same predictions, same paired figure
     assert "| (i) new jobs (held-out names) |" in text
+    assert 0.0 <= every["coverage"] <= 1.0 and 0.0 <= every["coverage_evidence"] <= 1.0
     line = summary({"command": "x", "60": {"training": {"job_rows": 60},
                                            "finetune": {"seconds": 90}, "table": figures}})
     assert line.splitlines()[-1].startswith("| 60 | 60 | 1.5 | ")

@@ -195,7 +195,7 @@ def test_folds_with_a_fold_left_nothing_to_train_on_is_one_line(tmp_path: Path, 
     *(("finetune", o, v) for o, v in (
         ("--batch-size", "0"), ("--batch-size", "-2"), ("--lr", "-1"), ("--epochs", "-1"),
         ("--epochs", "0"), ("--threads", "0"), ("--patience", "-1"),
-        ("--max-val-decode", "-1"), ("--finetune-minutes", "-1"))),
+        ("--minutes", "-1"), ("--finetune-minutes", "-1"))),
     *(("train", o, v) for o, v in (
         ("--pretrain-steps", "0"), ("--pretrain-batch-size", "0"), ("--pretrain-lr", "-1"),
         ("--pretrain-minutes", "-1"), ("--pretrain-seq-len", "2"), ("--threads", "0"),

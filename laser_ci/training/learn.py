@@ -5,8 +5,8 @@ A repository's own history (the folder ``laser-ci collect`` writes) is split thr
 
 - **by time**: its latest :data:`HELD_SHARE` of runs (by commit date) are never trained on;
   they pick the epoch and calibrate the model;
-- **by job name**: one in :data:`NEW_EVERY` of the job names that ran in that window (at
-  least :data:`MIN_NEW` when the repository has enough names) is held out of training
+- **by job name**: one in :data:`NEW_EVERY` of the job names that ran in that window (none
+  of fewer than :data:`NEW_EVERY`; the names are ordered by a hash) is held out of training
   altogether: its latest runs are jobs the model has never seen, what it will be asked
   about when a pull request adds a job;
 - the rest, the earlier runs of the other names: what it learns from.
@@ -41,7 +41,6 @@ import numpy as np
 
 HELD_SHARE = 0.2  # the latest runs, never trained on: epoch choice and calibration
 NEW_EVERY = 10  # one job name in this many is held out of training (a new job's calibration)
-MIN_NEW = 3  # held-out names at least, when the repository has NEW_EVERY * MIN_NEW names
 VAL_LOSS_MAX = 2000  # held-back texts whose loss picks the epoch
 CAL_WARM_MAX = 1500  # held-back texts with history decoded to calibrate
 CAL_NEW_MAX = 1000  # held-out names' texts decoded to calibrate the cold regime
@@ -71,19 +70,17 @@ def _name_hash(key: tuple[str, str]) -> int:
 
 
 def split_history(examples: Sequence[Any], held_share: float = HELD_SHARE,
-                  new_every: int = NEW_EVERY, min_new: int = MIN_NEW) -> HistorySplit:
-    """The module doc's split of a repository's examples (in any order). The held-out
-    names are picked by a hash of their name, so the same history splits the same way."""
+                  new_every: int | None = None) -> HistorySplit:
+    """The module doc's split of a repository's examples (in any order): the held-out names
+    are those with the smallest hash of their name, so the same history splits the same
+    way."""
     runs = sorted({(e.commit_date, e.run_id) for e in examples})
     if not runs:
         return HistorySplit([], [], [], ("", ""), frozenset())
     cut = runs[min(int(len(runs) * (1 - held_share)), len(runs) - 1)]
     late = [e for e in examples if (e.commit_date, e.run_id) >= cut]
     names = sorted({k for e in late if (k := job_key(e)) is not None}, key=_name_hash)
-    picked = {k for k in names if _name_hash(k) % new_every == 0}
-    if len(names) >= new_every * min_new and len(picked) < min_new:
-        picked = set(names[:min_new])  # the smallest hashes: as stable as the rest
-    new_names = frozenset(picked)
+    new_names = frozenset(names[:len(names) // (new_every or NEW_EVERY)])  # smallest hashes
     train = [e for e in examples if (e.commit_date, e.run_id) < cut
              and job_key(e) not in new_names]
     val = [e for e in late if job_key(e) not in new_names]
@@ -181,15 +178,22 @@ def _write_learned(out: Path, info: dict[str, Any]) -> None:
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-def _repository(examples: Sequence[Any], given: str | None) -> str:
-    if given:
-        return given
+def _one_repository(examples: Sequence[Any], given: str | None) -> tuple[str, list[Any]]:
+    """The repository the history is of and its examples: ``given`` (``--repo``) picks one
+    of several; a history of several without it is an error (learning is per repository)."""
     repos = sorted({e.repo for e in examples if e.repo})
+    if given:
+        mine = [e for e in examples if e.repo == given] if len(repos) > 1 else list(examples)
+        if not mine:
+            raise click.ClickException(f"--repo {given}: not in the history "
+                                       f"({', '.join(repos[:3])}{', ...' if len(repos) > 3 else ''})")
+        return given, mine
     if len(repos) != 1:
         raise click.ClickException(
             f"the history holds {len(repos)} repositories ({', '.join(repos[:3])}"
-            f"{', ...' if len(repos) > 3 else ''}); learning is per repository")
-    return repos[0]
+            f"{', ...' if len(repos) > 3 else ''}); learning is per repository: pick one "
+            "with --repo")
+    return repos[0], list(examples)
 
 
 def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[str],
@@ -231,9 +235,9 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
     model.to(acc.device)
     examples = [e for e in load_examples(data_dir, kinds=cfg.kinds, cache=False)
                 if e.runtime_s > 0]
+    repo, examples = _one_repository(examples, repository)
     if len(examples) < 5:
         raise click.ClickException(f"{data_dir}: only {len(examples)} labeled examples")
-    repo = _repository(examples, repository)
     split = split_history(examples)
     if not split.train or not split.val:
         raise click.ClickException(f"{data_dir}: too few runs to hold the latest back "

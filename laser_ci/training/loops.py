@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -360,7 +361,7 @@ def finetune_loop(model: Any, train_items: Sequence[Item], val_items: Sequence[I
         score = metrics.get(cfg.select_on, metrics.get("number_loss", -epoch))
         history.append(metrics)
         if accelerator.is_main_process:
-            bar.write(json.dumps(metrics))
+            bar.write(json.dumps(metrics), file=sys.stderr)  # stdout: the summary
         if best is None or score < best[0]:
             state = {k: v.detach().to("cpu").clone() for k, v in unwrapped.state_dict().items()}
             best = (score, epoch, state)

@@ -1,0 +1,177 @@
+"""``laser-ci finetune``: learning one repository (laser_ci.training.learn). The split and
+the budget table-driven; the command end to end on the runtime-matrix fixture's invented
+history, from the shipped model."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from laser_ci.training.learn import (
+    EXPORT_RESERVE_S,
+    NEW_EVERY,
+    job_key,
+    split_history,
+    training_minutes,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Ex:
+    kind: str
+    workflow_path: str
+    job_name: str | None
+    commit_date: str
+    run_id: str
+
+
+def _history(runs: int, names: int, *, workflows: bool = False) -> list[Ex]:
+    out = []
+    for r in range(runs):
+        date = f"2026-01-{1 + r // 10:02d}T{r % 10:02d}:00:00Z"
+        out += [Ex("job", "ci.yml", f"job {n}", date, str(1000 + r)) for n in range(names)]
+        if workflows:
+            out.append(Ex("workflow", "ci.yml", None, date, str(1000 + r)))
+    return out
+
+
+@pytest.mark.parametrize(("runs", "names", "held_runs", "new"), [
+    (10, 2, 2, 0),      # under NEW_EVERY names: none held out
+    (10, 9, 2, 0),
+    (10, 10, 2, 1),
+    (10, 29, 2, 2),
+    (50, 200, 10, 20),
+    (5, 40, 1, 4),  # the latest run alone is held back
+    (1, 40, 1, 4),  # one run: held back, nothing to learn from
+])
+def test_the_split_holds_back_the_latest_runs_and_some_names(runs: int, names: int,
+                                                             held_runs: int, new: int) -> None:
+    examples = _history(runs, names, workflows=True)
+    s = split_history(examples)
+    late = {(e.commit_date, e.run_id) for e in s.val + s.new}
+    assert len(late) == held_runs
+    assert all((e.commit_date, e.run_id) < s.cut for e in s.train)
+    assert all((e.commit_date, e.run_id) >= s.cut for e in s.val + s.new)
+    assert len(s.new_names) == new == names // NEW_EVERY
+    assert not {job_key(e) for e in s.train} & s.new_names  # never learned
+    assert {job_key(e) for e in s.new} == (s.new_names if s.new else set())
+    assert all(e.kind == "job" for e in s.new)  # a workflow row is never a held-out name
+    # everything is somewhere, once; the held-out names' earlier runs are dropped
+    dropped = [e for e in examples if (e.commit_date, e.run_id) < s.cut
+               and job_key(e) in s.new_names]
+    assert len(s.train) + len(s.val) + len(s.new) + len(dropped) == len(examples)
+
+
+def test_the_split_is_the_same_in_any_order() -> None:
+    examples = _history(20, 40)
+    shuffled = list(examples)
+    random.Random(1).shuffle(shuffled)
+    a, b = split_history(examples), split_history(shuffled)
+    assert a.new_names == b.new_names and a.cut == b.cut
+    assert sorted(map(id, a.train)) == sorted(map(id, b.train))
+
+
+def test_an_empty_history_splits_into_nothing() -> None:
+    s = split_history([])
+    assert (s.train, s.val, s.new, s.new_names) == ([], [], [], frozenset())
+
+
+@pytest.mark.parametrize(("budget", "elapsed", "val_s", "per_text", "texts", "want"), [
+    (0, 500, 30, 0.1, 1000, 0.0),  # no limit
+    (20, 60, 30, 0.02, 2500, (1200 - 60 - 30 - EXPORT_RESERVE_S - 100) / 60),
+    (20, 0, 0, 0, 0, (1200 - EXPORT_RESERVE_S) / 60),
+    (2, 100, 60, 0.05, 1000, 1.0),  # over budget already: one minute, still a model
+    (0.5, 0, 0, 0, 0, 1.0),
+])
+def test_training_minutes_leave_room_for_what_follows(budget, elapsed, val_s, per_text,
+                                                      texts, want) -> None:
+    assert training_minutes(budget, elapsed, val_s, per_text, texts) == pytest.approx(want)
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory):
+    """``laser-ci finetune`` on 10 days of the fixture's history, from the shipped model."""
+    from click.testing import CliRunner
+    from runtime_history import make_runs, write_folder
+
+    from laser_ci.cli import main
+
+    tmp = tmp_path_factory.mktemp("learn")
+    data = write_folder(tmp / "history", make_runs(days=10))
+    out = tmp / "model"
+    with pytest.MonkeyPatch.context() as mp:  # its few job names: hold some out
+        mp.setattr("laser_ci.training.learn.NEW_EVERY", 3)
+        r = CliRunner().invoke(main, ["finetune", "--data", str(data), "--base",
+                                      str(ROOT / "model" / "lm"), "--out", str(out),
+                                      "--minutes", "1", "--epochs", "1", "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    return data, out, r
+
+
+@pytest.mark.train_extra
+def test_the_learned_folder_says_what_it_learned_and_is_calibrated(learned) -> None:
+    from laser_ci.predictors.lm import LaserModel, read_config
+
+    _data, out, r = learned
+    config = read_config(out)  # every file's sha256 checks
+    info = config["learned"]
+    assert info["repository"] == "octo/monorepo"
+    assert info["job_runs"] > 0 and info["runs"] > 0
+    assert info["first"] <= info["last"] < info["calibrated_on"]["first"]
+    assert info["calibrated_on"]["new_job_names"] >= 2
+    assert info["base"] == read_config(ROOT / "model" / "lm")["files"]["model.onnx"]
+    assert set(info["figures"]) == {"with history", "new jobs"}
+    for fig in info["figures"].values():
+        assert fig["learned"]["runs"] == fig["base"]["runs"] > 0
+    dec = config["decoding"]
+    assert all(0.0 <= a <= 1.0 for a in dec["shrink"].values())
+    assert dec["band_scale"] and dec["band_calibration"]["examples"] > 0
+    assert config["model"]["quantization"] == "static"
+    assert not (out / "weights.safetensors").exists()  # not read at inference
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    assert size < 40 * 2**20
+    LaserModel(out).predict(["task: job\n"])
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("learned octo/monorepo from ")
+    assert any(line.startswith("  new jobs: ") for line in lines)
+    assert lines[-1].startswith(f"wrote {out} (")
+
+
+@pytest.mark.train_extra
+def test_estimate_uses_the_learned_model(learned, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from laser_ci.cli import main
+
+    data, out, _r = learned
+    repo = ROOT / "tests" / "fixtures" / "repos" / "runtime-matrix"
+    r = CliRunner().invoke(main, ["estimate", str(repo), "--model", str(out), "--history",
+                                  str(data), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout)
+    jobs = [j for wf in result["workflows"] for j in wf["jobs"]]
+    assert jobs and all(j["runtime_s"]["p10"] <= j["runtime_s"]["p50"] <= j["runtime_s"]["p90"]
+                        for j in jobs)
+    assert any(j.get("history_source") == "own" for j in jobs)
+
+
+def test_a_history_of_several_repositories_needs_repo(tmp_path) -> None:
+    from click.testing import CliRunner
+    from gha_mini import MINI
+
+    from laser_ci.cli import main
+
+    r = CliRunner().invoke(main, ["finetune", "--data", str(MINI), "--base",
+                                  str(ROOT / "model" / "lm"), "--out", str(tmp_path / "m"),
+                                  "--device", "cpu"])
+    if "needs torch" in r.output:
+        pytest.skip("no train extra")
+    assert r.exit_code != 0
+    assert "learning is per repository: pick one with --repo" in r.output
+    assert not (tmp_path / "m").exists()
