@@ -41,9 +41,9 @@ import numpy as np
 
 HELD_SHARE = 0.2  # the latest runs, never trained on: epoch choice and calibration
 NEW_EVERY = 10  # one job name in this many is held out of training (a new job's calibration)
-VAL_LOSS_MAX = 2000  # held-back texts whose loss picks the epoch
-CAL_WARM_MAX = 1500  # held-back texts with history decoded to calibrate
-CAL_NEW_MAX = 1000  # held-out names' texts decoded to calibrate the cold regime
+VAL_LOSS_MAX = 1000  # held-back texts whose loss picks the epoch
+CAL_WARM_MAX = 1000  # held-back texts with history decoded to calibrate
+CAL_NEW_MAX = 800  # held-out names' texts decoded to calibrate the cold regime
 EXPORT_RESERVE_S = 90.0  # export + static int8 quantization (about 60 s on 2 cores)
 CALIBRATION_PROMPTS = 128  # static int8: training prompts that set the activation scales
 STATIC_WEIGHTS = "s7"  # as the shipped model's (laser_ci.training.export.quantize_int8)
@@ -272,6 +272,9 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
     decode_s = _decode_seconds_per_text(base, cal_warm[:20], cfg.threads)
     budget = training_minutes(minutes, time.time() - t0, val_pass_s, decode_s,
                               len(cal_warm) + len(cal_new or cal_warm))
+    log["budget"] = {"minutes": minutes, "before_training_s": round(time.time() - t0, 1),
+                     "val_pass_s": round(val_pass_s, 1), "decode_s_per_text": round(decode_s, 4),
+                     "training_minutes": round(budget, 2)}
     cfg = replace(cfg, finetune_minutes=budget)
     say(f"training for up to {budget:.1f} min" if budget else "training (no time limit)")
     best = finetune_loop(model, train_items, val_items, cfg, acc, prompt.pad_id, log)
