@@ -203,3 +203,26 @@ def other_repository(info: LearnedInfo | None, repository: str | None) -> str | 
         return None
     return (f"the model learned {info.repository}'s runs, and the workflows are "
             f"{repository}'s: its corrections are for {info.repository}'s jobs")
+
+
+def check(model_dir: str | os.PathLike[str], repository: str) -> str:
+    """One Markdown line for the learning workflow's job summary, once ``model_dir`` is
+    known to have learned ``repository``; a :class:`LearnedFileError` otherwise (nothing
+    else is saved to the cache: the Action would not use it)."""
+    info = learned_info(model_dir)
+    if info is None:
+        raise LearnedFileError(f"{Path(model_dir) / CONFIG_NAME}: no learned block")
+    warning = other_repository(info, repository)
+    if warning:
+        raise LearnedFileError(f"{Path(model_dir) / CONFIG_NAME}: {warning}")
+    took = f" in {info.minutes:.1f} minutes" if info.minutes is not None else ""
+    return f"laser-ci {describe(info)}{took}.\n"
+
+
+if __name__ == "__main__":  # python -m laser_ci.predictors.learned DIR OWNER/NAME (learn/action.yml)
+    import sys
+
+    try:
+        sys.stdout.write(check(sys.argv[1], sys.argv[2]))
+    except (IndexError, LearnedFileError) as exc:
+        sys.exit(f"laser-ci: {exc if not isinstance(exc, IndexError) else 'usage: DIR OWNER/NAME'}")
