@@ -317,3 +317,95 @@ def test_the_example_learning_workflow_reads_clean():
     assert data["errors"] == []
     (wf,) = data["workflows"]
     assert [j["name"] for j in wf["jobs"]] == ["learn job runtimes"]
+
+
+# --- the learning action's scripts, run as the runner runs them ---------------------------
+
+
+def _fake_bin(tmp_path: Path, laser_ci: str) -> Path:
+    """A venv's bin folder as the install step leaves it: ``laser-ci`` is the script
+    ``laser_ci`` (bash), ``python`` this interpreter with this checkout importable."""
+    import os
+    import sys
+
+    bin_dir = tmp_path / "venv-bin"
+    bin_dir.mkdir()
+    (bin_dir / "laser-ci").write_text("#!/bin/bash\n" + laser_ci, encoding="utf-8")
+    (bin_dir / "python").write_text(
+        f'#!/bin/bash\nPYTHONPATH="{ROOT}" exec "{sys.executable}" "$@"\n', encoding="utf-8")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    (tmp_path / "temp").mkdir(exist_ok=True)
+    (tmp_path / "temp" / "laser-ci-learn-bin").write_text(str(bin_dir) + "\n", encoding="utf-8")
+    assert os.access(bin_dir / "laser-ci", os.X_OK)
+    return bin_dir
+
+
+def _run_step(step: dict, tmp_path: Path, values: dict[str, str]):
+    import os
+    import subprocess
+
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path / "temp"),
+           "GITHUB_REPOSITORY": REPO, "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_ACTION_PATH": str(ROOT / "learn")}
+    env.update({k: _ev(v, values) for k, v in step.get("env", {}).items()})
+    return subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True)
+
+
+def _learn_values(tmp_path: Path) -> dict[str, str]:
+    return {"runner.temp": str(tmp_path / "temp"), "github.repository": REPO,
+            "github.run_id": "99", "github.run_attempt": "1", "inputs.github-token": "tok",
+            "inputs.max-runs": "400", "inputs.minutes": "20"}
+
+
+# collect's exit status (and whether it left runs) -> the step's exit status, and a warning
+COLLECT = [
+    (0, False, 0, False),
+    (1, True, 0, True),  # GitHub failed part way: learn from what was collected
+    (1, False, 1, False),  # nothing collected: nothing to learn from
+    (2, True, 2, False),  # bad usage is never papered over
+    (130, True, 130, False),
+]
+
+
+@pytest.mark.parametrize(("status", "has_runs", "exit_code", "warns"), COLLECT)
+def test_the_collect_step(tmp_path, status, has_runs, exit_code, warns):
+    step = next(s for s in _yaml(LEARN)["runs"]["steps"] if s.get("id") == "collect")
+    runs = tmp_path / "temp" / "laser-ci-runs"
+    _fake_bin(tmp_path, f'echo "$@" > "{tmp_path}/args"\necho "$GITHUB_TOKEN" > "{tmp_path}/token"\n'
+                        + (f'mkdir -p "{runs}" && echo x > "{runs}/runs.jsonl.gz"\n' if has_runs else "")
+                        + f"exit {status}\n")
+    done = _run_step(step, tmp_path, _learn_values(tmp_path))
+    assert done.returncode == exit_code, done.stderr
+    assert ("::warning title=laser-ci learn::" in done.stdout) == warns
+    assert (tmp_path / "args").read_text().split() == ["collect", REPO, "--out", str(runs),
+                                                       "--max-runs", "400"]
+    assert (tmp_path / "token").read_text().strip() == "tok"
+
+
+@pytest.mark.parametrize("repository", [REPO, "other/app"])
+def test_the_learn_step_saves_only_a_model_of_this_repository(tmp_path, learned_model,
+                                                              repository):
+    step = next(s for s in _yaml(LEARN)["runs"]["steps"] if s.get("id") == "learn")
+    out = tmp_path / "temp" / "laser-ci-model"
+    out.mkdir(parents=True)
+    (out / "stale").write_text("from an earlier run", encoding="utf-8")
+    made = learned_model(repository=repository)
+    _fake_bin(tmp_path, f'echo "$@" > "{tmp_path}/args"\n'
+                        f'test ! -e "{out}/stale" && cp -r "{made}" "{out}"\n')
+    done = _run_step(step, tmp_path, _learn_values(tmp_path))
+    args = (tmp_path / "args").read_text().split()
+    assert args == ["finetune", "--data", str(tmp_path / "temp" / "laser-ci-runs"), "--base",
+                    str(ROOT / "learn" / ".." / "model" / "lm"), "--out", str(out),
+                    "--minutes", "20"]
+    outputs = (tmp_path / "output.txt")
+    if repository == REPO:
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "summary.md").read_text() == f"laser-ci {WORDS} in 18.5 minutes.\n"
+        assert outputs.read_text().splitlines() == [f"model={out}",
+                                                    "key=laser-ci-model-octo/app-99"]
+    else:  # the save step after it does not run: the Action would not use it
+        assert done.returncode == 1
+        assert "learned other/app's runs" in done.stderr
+        assert not outputs.exists()
