@@ -409,3 +409,11 @@ def test_the_learn_step_saves_only_a_model_of_this_repository(tmp_path, learned_
         assert done.returncode == 1
         assert "learned other/app's runs" in done.stderr
         assert not outputs.exists()
+
+
+def test_the_docs_show_the_example_workflow_as_it_is():
+    """docs/learning.md's copy of the workflow is the example file's (comments aside)."""
+    doc = (ROOT / "docs" / "learning.md").read_text(encoding="utf-8")
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shown = yaml.load(re.sub(r"(?m)^   ", "", block), Loader=yaml.BaseLoader)
+    assert shown == yaml.load(EXAMPLE.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
