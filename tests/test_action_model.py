@@ -209,6 +209,8 @@ def test_the_model_settings(tmp_path):
     s = Settings.from_env({"LASER_CI_MODEL": "learned", "RUNNER_TEMP": "/rt",
                            "LASER_CI_LEARNED_MODEL_DIR": "/elsewhere"})
     assert (s.model, s.model_from_cache) == (Path("/elsewhere"), True)
+    s = Settings.from_env({"LASER_CI_MODEL": "Learned", "RUNNER_TEMP": "/rt"})
+    assert (s.model, s.model_from_cache) == (Path("/rt/laser-ci-model"), True)
     s = Settings.from_env({"LASER_CI_MODEL": "./learned"})  # a folder named so
     assert (s.model, s.model_from_cache) == (Path("learned"), False)
     assert (Settings.from_env({}).model, Settings.from_env({}).model_from_cache) == (None, False)

@@ -141,7 +141,7 @@ class Settings:
         temp = Path(get("RUNNER_TEMP") or tempfile.gettempdir())
         workflows = _workflows_input(get("LASER_CI_WORKFLOWS"))
         model = get("LASER_CI_MODEL")
-        from_cache = model == LEARNED
+        from_cache = (model or "").lower() == LEARNED  # as action.yml's `==`: any case
         if from_cache:
             model = get("LASER_CI_LEARNED_MODEL_DIR") or str(temp / LEARNED_DIR)
         return cls(
