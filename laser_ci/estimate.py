@@ -537,6 +537,26 @@ def estimate_paths(paths: Sequence[str], *, repo_root: str | None = None,
     return result
 
 
+def _model_json(model_dir: str | None, paths: Sequence[str], repo_root: str | None,
+                repository: str | None) -> dict[str, Any]:
+    """The result's ``model`` object (:func:`laser_ci.predictors.learned.model_json`), with a
+    ``warning`` when the model learned another repository than the one estimated: ``--repo``,
+    else the checkout's origin (as ``github.repository``), else ``$GITHUB_REPOSITORY``. The
+    model is used all the same: the user asked for it."""
+    from laser_ci.predictors.learned import info_of, model_json, other_repository
+
+    model = model_json(model_dir)
+    info = info_of(model)
+    if info is None:
+        return model
+    estimated = (repository
+                 or origin_repository(root_of([_workflows_of(p) for p in paths]
+                                              or [".github/workflows"], repo_root))
+                 or os.environ.get("GITHUB_REPOSITORY") or None)
+    warning = other_repository(info, estimated)
+    return {**model, "warning": warning} if warning else model
+
+
 def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, Any]) -> None:
     """One warning line when ``--history`` gave no estimated job a run: most likely the runs
     of another repository (or of workflows since renamed), so every job was estimated cold."""
@@ -597,16 +617,20 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
             raise ValueError(f"--repo {repository!r}: expected OWNER/NAME")
         if runner_prices_file is not None:
             sizing = replace(sizing, runner_prices=load_runner_prices(runner_prices_file))
+        model = _model_json(model_dir, paths, repo_root, repository)
         history = None
         if history_dir is not None:
             history = load_history(history_dir)
         result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing,
                                 history=history)
+        result["model"] = model
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         if os.environ.get("LASER_CI_DEBUG"):
             raise
         click.echo(plain.line(f"laser-ci: error: {exc}"), err=True)
         sys.exit(2)
+    if model.get("warning"):
+        click.echo(plain.line(f"warning: --model {model_dir}: {model['warning']}"), err=True)
     # the errors first (on stderr), not after a table of hundreds of rows
     for err in result["errors"]:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]

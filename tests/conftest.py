@@ -61,3 +61,42 @@ def examples() -> list:
     from laser_ci.training.examples import load_examples
 
     return load_examples(gha_mini.MINI, cache=False)
+
+
+# the `learned` block `laser-ci finetune` writes into a learned model's laser.json
+# (laser_ci/predictors/learned.py); the figures are a fixture's, not a measurement
+LEARNED = {
+    "repository": "octo/app", "job_runs": 20021, "runs": 1339,
+    "first": "2026-01-02T03:04:05Z", "last": "2026-01-12T00:00:00Z",
+    "calibrated_on": {"job_runs": 3000, "first": "2026-01-10T00:00:00Z",
+                      "last": "2026-01-12T00:00:00Z"},
+    "created": "2026-12-07T15:00:00Z", "base": "0" * 64, "minutes": 18.5,
+}
+
+
+@pytest.fixture(scope="session")
+def learned_model(tmp_path_factory: pytest.TempPathFactory):
+    """``learned_model(repository="octo/app", **block)``: a learned model folder, the
+    shipped language model (model/lm, without the fine-tuning weights it does not need to
+    predict) with a ``learned`` block in its laser.json; made once per block."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[1] / "model" / "lm"
+    made: dict[str, Path] = {}
+
+    def make(**block: object) -> Path:
+        learned = {**LEARNED, **block}
+        key = json.dumps(learned, sort_keys=True)
+        if key not in made:
+            folder = tmp_path_factory.mktemp("learned") / "laser-ci-model"
+            shutil.copytree(shipped, folder, ignore=shutil.ignore_patterns(
+                "weights.safetensors", "*.md"))
+            config = json.loads((folder / "laser.json").read_text(encoding="utf-8"))
+            config["learned"] = learned
+            (folder / "laser.json").write_text(json.dumps(config), encoding="utf-8")
+            made[key] = folder
+        return made[key]
+
+    return make

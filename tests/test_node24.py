@@ -20,7 +20,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = [ROOT / "action.yml", *sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))]
+# the Actions, this repository's workflows, and the example workflows the docs tell users to
+# copy (they use this repository's own actions at a release tag, as the README does)
+FILES = [ROOT / "action.yml", ROOT / "learn" / "action.yml",
+         *sorted((ROOT / ".github" / "workflows").glob("*.y*ml")),
+         *sorted((ROOT / "examples" / "learn").glob("*.y*ml"))]
+OWN = "laser-ci/laser-ci"
 
 # the last major of each action whose releases run on Node 20 (or older)
 NODE20_MAJORS = {
@@ -60,6 +65,8 @@ def problems(text: str) -> list[str]:
             continue  # this repository's own action or workflow; a container
         action, _, pin = ref.partition("@")
         action = "/".join(action.split("/")[:2])  # owner/repo of owner/repo/path
+        if action == OWN:
+            continue  # laser-ci's own actions, in an example: the user pins the release
         if not re.fullmatch(r"[0-9a-f]{40}", pin):
             found.append(f"line {n}: {ref} is not pinned by a full commit SHA")
             continue

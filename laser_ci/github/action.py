@@ -23,10 +23,14 @@ Flow (see ``action.yml``; inputs arrive only as ``LASER_CI_*`` environment varia
 PR content is only fetched as text through the contents API and parsed as YAML: nothing from
 the PR is checked out or executed, so the Action is safe under ``pull_request_target``.
 
+The ``model`` input (a folder, or ``learned``: restored from the Actions cache by
+``action.yml``) is used unless the PR comes from a fork, or the folder is missing, learned
+another repository or cannot be loaded: then the shipped model predicts, with a notice
+(:mod:`laser_ci.github.model_input`).
+
 Exit status: 0 unless ``fail-on-error`` is true and something went wrong (a workflow that
 could not be read, a GitHub API failure other than a fork's 403 on commenting; missing run
-history is only a note). Invalid input values, a ``model`` input without a model included,
-always fail.
+history and a model input not used are only notes). Invalid input values always fail.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import click
 from laser_ci import __version__
 from laser_ci.github.comments import post_comment
 from laser_ci.github.errors import describe
+from laser_ci.github.model_input import LEARNED, LEARNED_DIR, choose_model
 from laser_ci.github.refs import RefFiles, is_workflow, list_workflows
 from laser_ci.github.runner_io import annotate, append_summary, command, emit, write_json, write_outputs
 from laser_ci.report.comment import (
@@ -88,7 +93,11 @@ class Settings:
     workflows: str = ".github/workflows"  # input workflows: a folder or one file
     comment: bool = True  # input comment
     fail_on_error: bool = False  # input fail-on-error
-    model: Path | None = None  # input model
+    # input model: the folder; for `learned`, where action.yml restored the repository's
+    # learned model from the Actions cache (LASER_CI_LEARNED_MODEL_DIR, else
+    # $RUNNER_TEMP/laser-ci-model), and model_from_cache is true
+    model: Path | None = None
+    model_from_cache: bool = False
     history_runs: int = 20  # input history-runs: earlier runs per workflow; 0 disables
     # LASER_CI_HISTORY_CACHE: the folder action.yml caches for this step
     # ($RUNNER_TEMP/laser-ci-history-<step>); else $RUNNER_TEMP/laser-ci-history, or None:
@@ -132,6 +141,9 @@ class Settings:
         temp = Path(get("RUNNER_TEMP") or tempfile.gettempdir())
         workflows = _workflows_input(get("LASER_CI_WORKFLOWS"))
         model = get("LASER_CI_MODEL")
+        from_cache = (model or "").lower() == LEARNED  # as action.yml's `==`: any case
+        if from_cache:
+            model = get("LASER_CI_LEARNED_MODEL_DIR") or str(temp / LEARNED_DIR)
         return cls(
             event_name=get("GITHUB_EVENT_NAME") or "",
             event=event if isinstance(event, Mapping) else {},
@@ -148,6 +160,7 @@ class Settings:
             comment=_bool("comment", get("LASER_CI_COMMENT"), True),
             fail_on_error=_bool("fail-on-error", get("LASER_CI_FAIL_ON_ERROR"), False),
             model=Path(model) if model else None,
+            model_from_cache=from_cache,
             history_runs=_count("history-runs", get("LASER_CI_HISTORY_RUNS"), 20),
             history_cache=_opt_path(get("LASER_CI_HISTORY_CACHE"))
             or (temp / "laser-ci-history" if get("RUNNER_TEMP") else None),
@@ -236,19 +249,16 @@ class Outcome:
 def run(settings: Settings, *, predictor: Any = None) -> int:
     """Runs the Action once; returns the exit status."""
     problems: list[str] = []
-    if predictor is None and settings.model is not None:
-        try:  # the `model` input names a folder: one that holds no model is a bad input
-            predictor = _load(settings.model)
-        except Exception as exc:  # noqa: BLE001 - one line, whatever the folder holds
-            emit("error", f"laser-ci: input model: {describe(exc)}")
-            return 1
     try:
-        if predictor is None:
-            predictor = _load(None)  # LASER_CI_MODEL_DIR or the shipped model
+        model: dict[str, Any] | None = None
+        if predictor is None:  # the model input, else LASER_CI_MODEL_DIR or the shipped model
+            predictor, model = choose_model(
+                settings.model, from_cache=settings.model_from_cache,
+                repository=settings.repository, pull_request=settings.pull_request, load=_load)
         if settings.pull_request is not None:
-            outcome = _run_pull_request(settings, predictor)
+            outcome = _run_pull_request(settings, predictor, model)
         else:
-            outcome = _run_workspace(settings, predictor)
+            outcome = _run_workspace(settings, predictor, model)
     except Exception as exc:  # noqa: BLE001 - advisory tool: report, never crash the job
         message = f"laser-ci could not estimate the workflows: {describe(exc)}"
         emit("error" if settings.fail_on_error else "warning", message)
@@ -305,7 +315,7 @@ def _load(model: Path | None) -> Any:
     return load_predictor(model)
 
 
-def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
+def _run_workspace(settings: Settings, predictor: Any, model: dict[str, Any] | None) -> Outcome:
     """push, workflow_dispatch, schedule, ...: estimate the checked-out workflows."""
     from laser_ci.estimate import estimate_paths
     from laser_ci.workflows.parse import workflow_targets
@@ -326,13 +336,16 @@ def _run_workspace(settings: Settings, predictor: Any) -> Outcome:
         sizing=_sizing(settings), history=history,
     ))
     result["history"] = info
+    if model is not None:
+        result["model"] = model
     ctx = Context(
         repository=settings.repository, server_url=settings.server_url, head_sha=settings.sha
     )
     return Outcome(result=result, markdown=render_summary(result, context=ctx))
 
 
-def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
+def _run_pull_request(settings: Settings, predictor: Any,
+                      model: dict[str, Any] | None) -> Outcome:
     from laser_ci.estimate import estimate_files
 
     pr = settings.pull_request or {}
@@ -403,6 +416,8 @@ def _run_pull_request(settings: Settings, predictor: Any) -> Outcome:
         history=_renamed_history(history, renamed), **vis
     )
     head["history"] = history_info
+    if model is not None:
+        head["model"] = model
     base = (
         estimate_files(
             base_src.files, base_targets, predictor=predictor, profile=base_src.profile(),

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from laser_ci.predictors.learned import model_words
 from laser_ci.report.assumptions import assumptions as _assumptions
 from laser_ci.report.cells import all_free, failed_words
 from laser_ci.report.cells import delta as _delta
@@ -297,16 +298,27 @@ def _errors(result: Mapping[str, Any], ctx: Context) -> str:
 
 def _footer(result: Mapping[str, Any]) -> str:
     predictor = result.get("predictor")
-    by = f" (predictor `{predictor}`)" if predictor else ""
+    model = model_words(result.get("model"))
+    by = f" (predictor `{predictor}`{f', model {_md(model)}' if model else ''})" if predictor else ""
     source = (
         "workflow files and, for warm jobs, their earlier runs"
         if _warm_count(result)[0]
         else "workflow files alone"
     )
+    fallback = _model_fallback(result.get("model"))
     return (
         f"<sub>Predicted by laser-ci{by} from the {source}, before CI runs. "
         "Bands are p10–p90 predictions, not measurements.</sub>\n"
-    )
+    ) + (f"\n<sub>{fallback}</sub>\n" if fallback else "")
+
+
+def _model_fallback(model: Any) -> str:
+    """The footer's line when the Action's ``model`` input was not used (the shipped model
+    predicted): ``model["fallback"]``, the reason, written by :mod:`laser_ci.github.model`."""
+    why = model.get("fallback") if isinstance(model, Mapping) else None
+    if not why:
+        return ""
+    return f"The shipped model predicted, not the `model` input: {_prose(str(why))}."
 
 
 def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:

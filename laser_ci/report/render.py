@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from laser_ci.predictors.learned import model_words
 from laser_ci.report.fold import advice_key, folded_advice
 from laser_ci.report.jobs import (
     NEVER_RUNS_COST,
@@ -248,6 +249,9 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
     if result.get("assumptions") and workflows:
         lines.extend(_assumption_lines(result["assumptions"], verbose))
     lines.append(f"predictor: {result['predictor']}")
+    model = model_words(result.get("model"))
+    if model:
+        lines.append(f"model: {model}")
     return "\n".join(_line(x) for x in lines) + "\n"
 
 
@@ -318,7 +322,9 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append("")
         out.append("</details>")
         out.append("")
-    out.append(f"<sub>predictor: {_md(result['predictor'])}</sub>")
+    model = model_words(result.get("model"))
+    by = f" · model {_md(model)}" if model else ""
+    out.append(f"<sub>predictor: {_md(result['predictor'])}{by}</sub>")
     return "\n".join(out) + "\n"
 
 
