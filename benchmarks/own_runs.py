@@ -16,8 +16,9 @@ The rule (:func:`laser_ci.predictors.own_runs.window`): the median of the latest
 grid. The pick minimises the mean over the data sets (each depth folder's earlier window,
 the shared runs' training folds pooled) of the log-MAE on successful runs relative to the
 default's (``history-recent``: the median of the last 3 runs, any end), so each data set
-counts alike; within 0.001 of the least, the rule nearest the default. Held out: each shared fold with the pick made without it; the depth folders' later
-windows with the pick of every earlier window and every shared fold. Against the default
+counts alike; within 0.001 of the least, the rule nearest the default. Held out: each
+shared fold with the pick made without it; the depth folders' later windows with the pick
+of every earlier window and every shared fold. Against the default
 and the median of all earlier successful runs: paired 95% intervals resampling job names
 (depth) or repositories (shared runs). Bands: per history-size bucket, quantiles of the
 pick's residuals (successful runs) of the other sets (a shared fold: the other folds and

@@ -24,11 +24,11 @@ from fakegithub import CONTENTS_LIMIT, FakeGitHub, Symlink
 
 import laser_ci
 import laser_ci.predictors.choice
-from laser_ci.predictors.evidence_bands import load_offsets
-from laser_ci.report.render import format_duration
 from laser_ci.github.action import Settings, SettingsError, action_command, command, run
 from laser_ci.predictors.base import Runtime
+from laser_ci.predictors.evidence_bands import load_offsets
 from laser_ci.report.comment import MARKER
+from laser_ci.report.render import format_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "action"
