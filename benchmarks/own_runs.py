@@ -67,6 +67,8 @@ class Case:
     past: PastRuns
     truth: float
     success: bool
+    kind: str = "job"  # the shared runs: "workflow" (a run's billable time) or "job"
+    changed: bool = False  # the shared runs: its workflow file changed since the latest run
 
     @property
     def ok(self) -> tuple[float, ...]:
@@ -120,7 +122,7 @@ def shared_cases(data: str, folds: int = 5) -> list[Case]:
     from laser_ci.training.examples import load_examples
     from laser_ci.training.history import _one_per_run, _runs_of_each, _untimed
 
-    examples = load_examples(data, history=False)
+    examples = load_examples(data)
     out = []
     for members in _runs_of_each(examples):
         past: list[int] = []
@@ -139,7 +141,8 @@ def shared_cases(data: str, folds: int = 5) -> list[Case]:
                     if e.conclusion in ("skipped", "cancelled"):
                         continue
                     out.append(Case(f"shared:{fold_of(e.repo, folds)}", e.repo, pr,
-                                    e.runtime_s, e.conclusion == "success"))
+                                    e.runtime_s, e.conclusion == "success", e.kind,
+                                    bool(e.changed)))
             for i in _one_per_run(members[j:k]):
                 key = examples[i].run_id or f"#{i}"
                 if key not in seen_runs and not _untimed(examples[i]):
@@ -334,6 +337,27 @@ def main(argv: list[str] | None = None) -> int:
         figures[f"shared/{which}"] = {"n": len(sub), "own": log_mae(mine, truth),
                                       "default": log_mae(default, truth), "vs_default": d}
     del pooled
+    print("\nthe README's warm rows (`laser-ci eval --folds 5 --history prior`: one example "
+          "per run, its workflow's earlier runs), each fold with its own pick; own where the "
+          "run has earlier successful runs, else the default:")
+    print("\n| kind | runs | regime | n (repositories) | own | default | own − default [95%] |")
+    print("|---|---|---|---:|---:|---:|---|")
+    for kind, which, regime in itertools.product(("workflow", "job"), ("successful", "all"),
+                                                 ("warm", "workflow changed")):
+        sub = [(c, r) for c, r in per if c.kind == kind and (c.success or which == "all")
+               and (c.changed or regime == "warm")]
+        if not sub:
+            continue
+        truth = [c.truth for c, _ in sub]
+        groups = [c.group for c, _ in sub]
+        mine = [rule_p50(c, r) for c, r in sub]  # type: ignore[arg-type]
+        default = [default_p50(c.past) for c, _ in sub]
+        d = paired_log_mae_diff(mine, default, truth, groups)
+        print(f"| {kind} | {which} | {regime} | {len(sub):,} ({len(set(groups))}) | "
+              f"{log_mae(mine, truth):.3f} | {log_mae(default, truth):.3f} | {format_diff(d)} |")
+        figures[f"shared/{kind}/{which}/{regime}"] = {
+            "n": len(sub), "own": log_mae(mine, truth), "default": log_mae(default, truth),
+            "vs_default": d}
     res = {}
     for v in sets.values():
         for b, x in residuals(v, rule).items():
