@@ -231,3 +231,25 @@ def test_a_folded_group_counts_siblings_apart_from_warm() -> None:
     assert group(own, sib, old, cold) == "1 warm, 2 new from other runs, 1 cold"
     assert group(sib, old) == "2 new from other runs"
     assert group(cold) == "cold"
+
+
+def test_the_depth_eval_calibrates_the_own_band_per_history_size() -> None:
+    """``laser-ci eval --new-jobs`` / ``benchmarks/new_jobs.py``: the earlier window's own
+    rows give a band per bucket (20 runs at least) and pooled; the later rows get theirs."""
+    from laser_ci.evaluation.new_jobs import Row, calibrate, rebanded
+
+    def row(n: int, ratio: float, ok: bool = True) -> Row:
+        return Row("job", "own", ok, 100.0 * ratio, (1.0, 100.0, 1e4), (50.0, 100.0, 200.0),
+                   100.0, n)
+
+    wide = [row(5, r) for r in np.linspace(0.5, 2.0, 30)]
+    narrow = [row(60, r) for r in np.linspace(0.9, 1.1, 30)]
+    few = [row(12, 3.0) for _ in range(5)]  # too few for a band of their own
+    failed = [row(60, 9.0, ok=False)] * 40  # failed runs do not count
+    offsets = calibrate(wide + narrow + few + failed)
+    assert set(offsets) == {"own", "own/3", "own/50"}
+    assert offsets["own/50"][1] - offsets["own/50"][0] < offsets["own/3"][1] - offsets["own/3"][0]
+    later = rebanded([row(5, 1.0), row(60, 1.0), row(12, 1.0)], offsets)
+    for r, key in zip(later, ("own/3", "own/50", "own"), strict=True):
+        lo, hi = offsets[key]
+        assert r.pred == pytest.approx((100 * math.exp(lo), 100.0, 100 * math.exp(hi)))
