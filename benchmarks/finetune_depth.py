@@ -142,13 +142,16 @@ def write_training(split: Split, out: Path, size: int | None) -> dict[str, int]:
     return {"runs": len(rows), "job_rows": sum(len(r["jobs"]) for r in rows)}
 
 
-def predictions(split: Split, predictor: Any) -> dict[tuple[str, str], dict[str, Any]]:
+def predictions(split: Split, predictor: Any, own_runs: bool = False,
+                ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per scored (path, name): the p50 ``estimate --history`` gives (``p50``), its evidence
-    source, and the predictor's p50 on the cold text (``cold``)."""
+    source, and the predictor's p50 on the cold text (``cold``). ``own_runs``: a job with
+    runs of its own from them (:mod:`laser_ci.predictors.own_runs`), as ``estimate`` does
+    with the shipped model; False, as with ``--model DIR`` (a folder without own bands)."""
     from laser_ci.estimate import estimate_workflows
 
     result = estimate_workflows(split.workflows, [], predictor, split.profile,
-                                history=split.history)
+                                history=split.history, own_runs=own_runs)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for wf in result["workflows"]:
         for job in wf["jobs"]:
@@ -271,7 +274,7 @@ def main() -> None:
           f"{len(split.changed)} changed ({time.time() - t0:.0f} s)", flush=True)
     t = time.time()
     fixed = {"shipped": predictions(split, load_predictor(args.base)),
-             "evidence": predictions(split, load_predictor())}
+             "evidence": predictions(split, load_predictor(), own_runs=True)}
     median = medians(split)
     print(f"shipped LM and evidence predicted ({time.time() - t:.0f} s)", flush=True)
     out = Path(args.out)
@@ -327,7 +330,7 @@ def pooled(args: argparse.Namespace) -> str:
         split = make_split(Path(args.depth), args.test_days, args.groups, int(group))
         first = first or split
         got = {"finetuned": predictions(split, load_predictor(model_dir)),
-               "shipped": predictions(split, shipped), "evidence": predictions(split, default)}
+               "shipped": predictions(split, shipped), "evidence": predictions(split, default, own_runs=True)}
         for k in split.held:
             truth[k] = split.truth[k]
             for method, p in got.items():

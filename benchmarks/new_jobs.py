@@ -14,7 +14,8 @@ job names (or whole workflows) held out of it in five groups; the bands of the t
 calibrated on the same protocol one window earlier. ``--write-bands`` writes
 ``model/baselines/evidence_bands.json``: per source the quantiles of every residual measured
 here (successful runs; both windows of the depth data, the val repositories of the shared
-runs).
+runs); the own runs' bands there (``own``, ``own/<n>``) are ``benchmarks/own_runs.py``'s and
+are kept.
 """
 
 from __future__ import annotations
@@ -95,8 +96,15 @@ def main() -> None:
             print(f"({time.time() - t0:.0f} s)\n")
             figures[f"{name}/{holdout}"] = {"offsets": offsets, **figs}
     if args.write_bands:
+        from laser_ci.predictors.evidence_bands import load_offsets
+
         offsets = {s: band_offsets(r) for s, r in residuals.items() if len(r) >= 20}
+        # the own runs' bands are benchmarks/own_runs.py's: kept as they are
+        old = json.loads(default_file().read_text(encoding="utf-8")).get("info", {})
+        offsets.update({k: v for k, v in load_offsets().items() if k.startswith("own")})
         info = {s: {"n": len(r)} for s, r in residuals.items()}
+        if "own" in old:
+            info["own"] = old["own"]
         info["command"] = "python benchmarks/new_jobs.py --write-bands"
         info["from"] = ("successful runs: the val repositories of the shared runs (repository) "
                         "and both windows of each depth folder's held-out jobs")

@@ -17,13 +17,16 @@ The result is a plain JSON-able dict (documented in the README, stable)::
                     "critical_path_s", "billable_s", ...}],
      "errors": [{"path", "line", "message"}]}
 
-History for a job is matched by its exact display name (``history_source: "own"``). A job
-without runs of its own is predicted from the closest evidence the repository has
-(:mod:`laser_ci.predictors.evidence`): the other instances of its matrix (``siblings``,
-static matrices and those computed at run time), the other jobs of its workflow
-(``workflow``) or the repository's other workflows (``repository``), with the band
-calibrated for that evidence; ``history_source`` null: a cold guess. ``evidence_runs``:
-how many earlier runs that evidence rests on (null for ``own`` and cold).
+History for a job is matched by its exact display name (``history_source: "own"``); with
+successful runs of its own it is predicted from them (:mod:`laser_ci.predictors.own_runs`),
+else by the predictor from its history block. A job without runs of its own is predicted
+from the closest evidence the repository has (:mod:`laser_ci.predictors.evidence`): the
+other instances of its matrix (``siblings``, static matrices and those computed at run
+time), the other jobs of its workflow (``workflow``) or the repository's other workflows
+(``repository``), with the band calibrated for that evidence; ``history_source`` null: a
+cold guess. ``evidence_runs``: how many earlier runs that evidence rests on (null for
+``own`` and cold); ``history_runs``: the job's own runs in its history block (null but
+for ``own``).
 """
 
 from __future__ import annotations
@@ -276,10 +279,7 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
     evidence_runs: list[int | None] = [None] * len(pairs)
     if history is None or all(source == "own" for _n, source, _f in warm):
         return evidence_runs
-    if offsets is None:  # the shipped bands, read only when a job needs them
-        from laser_ci.predictors.evidence_bands import load_offsets
-
-        offsets = load_offsets()
+    offsets = _bands(offsets)
     own = [k for k, (_n, source, _f) in enumerate(warm) if source == "own"]
     # the cold prediction of each job with runs of its own (its residual's other half) and
     # of the last configuration each job of a workflow not estimated here ran
@@ -304,8 +304,34 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
             continue
         runtimes[k] = runtime_of(res, runtimes[k], offsets)
         evidence_runs[k] = res.runs
-        warm[k] = (res.runs if res.source == "siblings" else None, res.source, None)
+        warm[k] = (None, res.source, None)  # their runs are counted in evidence_runs
     return evidence_runs
+
+
+def _with_own_runs(pairs: Sequence[tuple[JobInstance, Workflow]], runtimes: list[Runtime],
+                   warm: Sequence[tuple[int | None, str | None, Failures | None]],
+                   history: HistoryIndex | None,
+                   offsets: dict[str, tuple[float, float]]) -> None:
+    """Each job with successful runs of its own predicted from them
+    (:mod:`laser_ci.predictors.own_runs`: the median of the latest half of them, at least
+    3 and at most 100, with the band calibrated for its history size) in place of the predictor's warm
+    prediction; ``runtimes`` updated in place."""
+    from laser_ci.predictors.own_runs import own_runtime
+
+    for k, ((job, wf), (_n, source, _f)) in enumerate(zip(pairs, warm, strict=True)):
+        if source == "own":
+            got = own_runtime(_past_of(job, wf, history), offsets, runtimes[k])
+            if got is not None:
+                runtimes[k] = got[0]
+
+
+def _bands(offsets: dict[str, tuple[float, float]] | None) -> dict[str, tuple[float, float]]:
+    """``offsets``, or the shipped bands when None (read only when a job needs them)."""
+    if offsets is not None:
+        return offsets
+    from laser_ci.predictors.evidence_bands import load_offsets
+
+    return load_offsets()
 
 
 def _callers(workflows: Sequence[Workflow]) -> dict[str, list[str]]:
@@ -323,13 +349,16 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                        predictor: Predictor, profile: RepoProfile | None = None,
                        sizing: SizingOptions | None = None,
                        history: HistoryIndex | None = None,
-                       offsets: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
+                       offsets: dict[str, tuple[float, float]] | None = None,
+                       own_runs: bool = True) -> dict[str, Any]:
     """Predict every job instance of ``workflows`` in one batch and assemble the result.
 
     With ``history``, a job whose matrix is computed at run time is first expanded into
-    the instances of its latest runs, and a job without runs of its own is predicted from
-    the closest evidence the repository has (``offsets``: the calibrated bands per source,
-    default the shipped ones, :mod:`laser_ci.predictors.evidence_bands`)."""
+    the instances of its latest runs, a job with successful runs of its own is predicted
+    from them (``own_runs``; False: the predictor's warm prediction) and a job without
+    runs of its own from the closest evidence the repository has (``offsets``: the
+    calibrated bands per source, default the shipped ones,
+    :mod:`laser_ci.predictors.evidence_bands`)."""
     opts = sizing or SizingOptions()
     if history is not None:
         workflows = [runtime_matrix.expand(wf, history.runs_of(wf.path)) for wf in workflows]
@@ -340,6 +369,9 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     texts = [t for t, _, _, _ in prepared]
     warm = [(n, source, failures) for _, n, source, failures in prepared]
     runtimes = list(predictor.predict(texts)) if texts else []
+    if own_runs and any(source == "own" for _n, source, _f in warm):
+        offsets = _bands(offsets)
+        _with_own_runs(pairs, runtimes, warm, history, offsets)
     evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
                                    offsets)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
@@ -493,12 +525,15 @@ def estimate_files(files: FileSource, targets: Sequence[str], *,
     workflows, errors = read_workflows(files, targets, repository=opts.repository,
                                        event=opts.event, payload=opts.event_payload)
     offsets = None  # the shipped bands per evidence source; a --model folder's own
-    if model_dir is not None:
+    own_runs = True  # a --model folder without bands for its jobs' own runs keeps its warm
+    if model_dir is not None:  # predictions (a fine-tuned language model, say)
         from laser_ci.predictors.evidence_bands import default_file, load_offsets
+        from laser_ci.predictors.own_runs import has_bands
 
         offsets = load_offsets(default_file(model_dir))
+        own_runs = has_bands(offsets)
     return estimate_workflows(workflows, errors, predictor or _default_predictor(model_dir),
-                              profile, sizing, history, offsets)
+                              profile, sizing, history, offsets, own_runs)
 
 
 def _workflows_of(arg: str) -> str:

@@ -8,6 +8,7 @@ text changes its prediction.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -25,7 +26,9 @@ import laser_ci
 import laser_ci.predictors.choice
 from laser_ci.github.action import Settings, SettingsError, action_command, command, run
 from laser_ci.predictors.base import Runtime
+from laser_ci.predictors.evidence_bands import load_offsets
 from laser_ci.report.comment import MARKER
+from laser_ci.report.render import format_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "action"
@@ -696,11 +699,12 @@ def test_pr_history_makes_warm_predictions(tmp_path, github, monkeypatch):
     assert build[1] == "3m 00s" and build[-1] == "warm (3 runs)"  # the median of 170/200/180
     assert test312[1] == "5m 20s" and test312[-1] == "warm (3 runs)"
     # no runs of their own (issue 49): 3.13 from its sibling 3.12, e2e from ci.yml's jobs
-    assert test313[-1] == "warm (its siblings' latest 3 runs)"
-    assert _row(body, "e2e")[-1].startswith("new: from its workflow's other jobs (")
+    assert test313[-1] == "new: from 3 runs of its matrix siblings"  # not warm: not its own
+    assert re.fullmatch(r"new: from \d+ runs of its workflow's other jobs", _row(body, "e2e")[-1])
     assert "| warm (2 runs) |" in body  # build docs, in the unchanged workflows
-    assert ("History: **4 of 7 jobs warm** (predicted with their earlier runs on `main`), 3 new, "
-            "calibrated by the repository's other runs on `main`, 0 cold") in body
+    assert ("History: **3 of 7 jobs warm** (predicted with their earlier runs on `main`), 1 new, "
+            "from their matrix siblings' runs on `main`, 3 new, calibrated by the repository's "
+            "other runs on `main`, 0 cold") in body
     assert "earlier runs, before CI runs" in body
     # lint.yml and deploy.yml never ran on main
     assert "> no completed runs on `main` for `deploy.yml`, `lint.yml`" in body
@@ -708,7 +712,7 @@ def test_pr_history_makes_warm_predictions(tmp_path, github, monkeypatch):
     data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
     jobs = {j["name"]: j for w in data["workflows"] for j in w["jobs"]}
     assert {n: j["history_runs"] for n, j in jobs.items()} == {
-        "test (3.12)": 3, "test (3.13)": 3, "build": 3, "e2e": None, "build docs": 2,
+        "test (3.12)": 3, "test (3.13)": None, "build": 3, "e2e": None, "build docs": 2,
         "lint": None, "publish": None,
     }
     assert {n: j["history_source"] for n, j in jobs.items()} == {
@@ -719,10 +723,11 @@ def test_pr_history_makes_warm_predictions(tmp_path, github, monkeypatch):
     base_jobs = {(w["path"], j["name"]): j["history_runs"]
                  for w in data["pull_request"]["base"]["workflows"] for j in w["jobs"]}
     assert base_jobs[(WF + "ci.yml", "lint")] == 3  # the base estimate is warm too
-    # always skipped: no runtime of its own, so from its sibling 3.12's (issue 49)
-    assert base_jobs[(WF + "ci.yml", "test (3.11)")] == 3
-    assert next(j for w in data["pull_request"]["base"]["workflows"] for j in w["jobs"]
-                if j["name"] == "test (3.11)")["history_source"] == "siblings"
+    # always skipped: no runtime of its own, so from its sibling 3.12's (issue 49): not warm
+    test311 = next(j for w in data["pull_request"]["base"]["workflows"] for j in w["jobs"]
+                   if j["name"] == "test (3.11)")
+    assert test311["history_source"] == "siblings" and test311["evidence_runs"] == 3
+    assert base_jobs[(WF + "ci.yml", "test (3.11)")] is None
     assert base_jobs[(WF + "lint.yml", "lint")] is None
     assert data["history"]["branch"] == "main" and data["history"]["workflows"] == 2
 
@@ -856,10 +861,14 @@ def test_push_history_comes_from_the_pushed_branch(tmp_path, github, monkeypatch
     assert result.exit_code == 0, result.output
     assert {r.query["branch"] for r in github.requests_to(r"/runs$")} == {"main"}
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "| [build](" in summary and "| 3m 00s | 1m 30s – 6m 00s | warm (3 runs) |" in summary
+    # build: the median of its 3 successful runs (170/200/180), the band of 3 own runs
+    lo, hi = load_offsets()["own/3"]
+    band = f"{format_duration(180 * math.exp(lo))} – {format_duration(180 * math.exp(hi))}"
+    assert "| [build](" in summary and f"| 3m 00s | {band} | warm (3 runs) |" in summary
     # 4 jobs with runs of their own, test (3.11) from its sibling's, 2 new (issue 49)
-    assert ("History: **5 of 7 jobs warm** (predicted with their earlier runs on `main`), 2 new, "
-            "calibrated by the repository's other runs on `main`, 0 cold") in summary
+    assert ("History: **4 of 7 jobs warm** (predicted with their earlier runs on `main`), 1 new, "
+            "from their matrix siblings' runs on `main`, 2 new, calibrated by the repository's "
+            "other runs on `main`, 0 cold") in summary
 
 
 def test_merge_group_history_comes_from_the_queue_base_branch(tmp_path, github, monkeypatch):
@@ -880,8 +889,9 @@ def test_merge_group_history_comes_from_the_queue_base_branch(tmp_path, github, 
     assert {r.query["branch"] for r in github.requests_to(r"/runs$")} == {"main"}
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     # 4 jobs with runs of their own, test (3.11) from its sibling's, 2 new (issue 49)
-    assert ("History: **5 of 7 jobs warm** (predicted with their earlier runs on `main`), 2 new, "
-            "calibrated by the repository's other runs on `main`, 0 cold") in summary
+    assert ("History: **4 of 7 jobs warm** (predicted with their earlier runs on `main`), 1 new, "
+            "from their matrix siblings' runs on `main`, 2 new, calibrated by the repository's "
+            "other runs on `main`, 0 cold") in summary
     data = json.loads(Path(_outputs(tmp_path)["json"]).read_text(encoding="utf-8"))
     assert data["history"]["branch"] == "main"
     assert Settings.from_env({"GITHUB_EVENT_NAME": "merge_group",

@@ -88,7 +88,8 @@ def test_the_new_instance_of_a_static_matrix_is_predicted_from_its_siblings(tmp_
     jobs = _jobs(result)
     new, old = jobs["test (3.13)"], jobs["test (3.12)"]
     assert old["history_source"] == "own" and new["history_source"] == "siblings"
-    assert new["evidence_runs"] == 24 and new["history_runs"] == 24
+    # its siblings' runs are its evidence, not runs of its own: it is not warm
+    assert new["evidence_runs"] == 24 and new["history_runs"] is None
     siblings = (jobs["test (3.11)"]["runtime_s"]["p50"] + old["runtime_s"]["p50"]) / 2
     assert siblings / 1.5 <= new["runtime_s"]["p50"] <= siblings * 1.5
     assert new["runtime_s"]["p90"] < 30 * 60
@@ -98,7 +99,13 @@ def test_the_new_instance_of_a_static_matrix_is_predicted_from_its_siblings(tmp_
             < cold["runtime_s"]["p90"] / cold["runtime_s"]["p10"])
     assert not [a for a in new["advice"] if a["kind"] == "timeout"]
     assert over_timeout(new) is None
-    assert "⚠️" not in render_summary(result)
+    body = render_summary(result)
+    assert "⚠️" not in body
+    assert "| new: from 24 runs of its matrix siblings |" in body
+    # 2 of 4 jobs have runs of their own; 3.13 from its siblings, lint from its workflow
+    assert ("History: **2 of 4 jobs warm** (predicted with their earlier runs), 1 new, from "
+            "their matrix siblings' runs, 1 new, calibrated by the repository's other runs, "
+            "0 cold") in body
     # the job beside it, new to a workflow that ran: the workflow's evidence
     assert jobs["lint"]["history_source"] == "workflow" and jobs["lint"]["evidence_runs"] == 24
     assert jobs["lint"]["history_runs"] is None

@@ -174,7 +174,7 @@ def test_every_job_of_the_latest_run_is_predicted_under_its_exact_name(folder, r
     assert shard["expanded"] and shard["history_runs"] == 20 and shard["history_source"] == "own"
     assert shard["runs_on"] == "macos-latest" and shard["runner"]["sku"] == "macos"
     assert "runs-on" not in shard["run_time"] and "name" not in shard["run_time"]
-    # warm: the prediction saw this shard's own runs (the stub predicts their median)
+    # warm: from this shard's own runs (the median of the latest half of its successful ones)
     times = [j["run_time_s"] for r in runs for j in r["jobs"] if j["name"] == shard["name"]]
     assert shard["runtime_s"]["p50"] == pytest.approx(sorted(times[-20:])[9:11][0], rel=0.5)
     text = next(t for t in predictor.texts if "job: Unit Test / pkg 3/12 on macos" in t)
@@ -193,12 +193,13 @@ def test_every_job_of_the_latest_run_is_predicted_under_its_exact_name(folder, r
                  if j["name"] == n and j.get("conclusion") == "success"] for n in alike}
     medians = sorted(float(np.median(t[-20:])) for t in times.values() if t)
     assert medians and medians[0] * 0.99 <= new["runtime_s"]["p50"] <= medians[-1] * 1.01
-    assert new["history_runs"] == sum(min(len(t), 20) for t in times.values())
+    assert new["history_runs"] is None  # no runs of its own: not warm
+    assert new["evidence_runs"] == sum(min(len(t), 20) for t in times.values())
     assert new["runtime_s"]["p10"] < new["runtime_s"]["p50"] < new["runtime_s"]["p90"]
     assert by_name["Unit Test / api 1/5 on ubuntu-latest/current"]["history_runs"] == 1
     body = render_summary(result)
     assert "| Unit Test / api 5/5 on windows-latest/current | " in body
-    assert f"| warm (its siblings' latest {new['history_runs']} runs) |" in body
+    assert f"| new: from {new['evidence_runs']} runs of its matrix siblings |" in body
     # totals count every shard
     assert result["workflows"][-1]["billable_s"] == pytest.approx(
         sum(j["runtime_s"]["p50"] for j in jobs), abs=0.5)

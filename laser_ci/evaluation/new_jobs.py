@@ -19,8 +19,9 @@ the repository's kept):
   :func:`laser_ci.estimate.estimate_workflows`, as ``estimate --history`` does: its
   ``history_source`` names the subset. Bands are calibrated on an earlier window (the same
   protocol one ``test_days`` earlier) and scored on the later one. Jobs with history are
-  scored too (``own``): the default's p50 against the median of their earlier successful
-  runs.
+  scored too (``own``): the estimate's p50 (from their own runs,
+  :mod:`laser_ci.predictors.own_runs`) against the median of their earlier successful
+  runs, the band per history size calibrated on the earlier window.
 
 ``benchmarks/new_jobs.py`` prints the tables and writes the shipped bands.
 """
@@ -63,6 +64,7 @@ class Row:
     cold: tuple[float, float, float]
     pred: tuple[float, float, float]
     base: float | None = None  # own: the median of the job's earlier successful runs
+    own_runs: int = 0  # own: how many earlier successful runs (its band's bucket)
 
 
 def _triple(rt: Runtime) -> tuple[float, float, float]:
@@ -269,13 +271,14 @@ def depth_rows(folder: str | os.PathLike[str], predictor: Predictor, *, test_day
                 seen.add(job["name"])
                 rt = job["runtime_s"]
                 source = job.get("history_source")
-                base = None
+                base, n = None, 0
                 if source == "own":
                     typical = typical_runs(hist.for_job(*key), window=10**9)
                     base = float(np.median(typical)) if typical else None
+                    n = len(typical)
                 for seconds, ok in truth[key]:
                     rows.append(Row(key[1], source, ok, seconds, _triple(cold[key]),
-                                    (rt["p10"], rt["p50"], rt["p90"]), base))
+                                    (rt["p10"], rt["p50"], rt["p90"]), base, n))
 
     for g in range(groups):
         if holdout == "names":
@@ -310,7 +313,7 @@ def depth_report(folder: str | os.PathLike[str], predictor: Predictor, *,
     (the calibration), those of the last ``test_days`` with the bands calibrated on the
     earlier ones (jobs with history too, with ``holdout="names"``), and those offsets."""
     kw: dict[str, Any] = {"test_days": test_days, "holdout": holdout, "offsets": {}}
-    early = depth_rows(folder, predictor, shift_days=test_days, own=False, **kw)
+    early = depth_rows(folder, predictor, shift_days=test_days, own=holdout == "names", **kw)
     offsets = calibrate(early)
     rows = rebanded(depth_rows(folder, predictor, own=holdout == "names", **kw), offsets)
     return early, rows, offsets
@@ -354,22 +357,35 @@ def eval_new_jobs(data_dir: str, predictor: Predictor, fmt: str = "table",
 
 
 def calibrate(rows: Sequence[Row], success_only: bool = True) -> dict[str, tuple[float, float]]:
-    """Per evidence source, the (p10, p90) offsets of ``ln truth - ln p50`` of ``rows``."""
-    out = {}
-    for source in ("siblings", "workflow", "repository"):
-        r = [math.log(x.truth) - math.log(max(x.pred[1], 1.0)) for x in rows
-             if x.source == source and (x.success or not success_only)]
-        if len(r) >= 20:
-            out[source] = band_offsets(r)
-    return out
+    """Per evidence source, the (p10, p90) offsets of ``ln truth - ln p50`` of ``rows``; of
+    jobs with history (``own``) also per history-size bucket
+    (:func:`laser_ci.predictors.own_runs.bucket`), of those with earlier successful runs."""
+    from laser_ci.predictors.own_runs import bucket
+
+    res: dict[str, list[float]] = {}
+    for x in rows:
+        if x.source is None or not (x.success or not success_only):
+            continue
+        if x.source == "own" and not x.own_runs:
+            continue
+        r = math.log(x.truth) - math.log(max(x.pred[1], 1.0))
+        res.setdefault(x.source, []).append(r)
+        if x.source == "own":
+            res.setdefault(bucket(x.own_runs), []).append(r)
+    return {k: band_offsets(r) for k, r in res.items() if len(r) >= 20}
 
 
 def rebanded(rows: Sequence[Row], offsets: dict[str, tuple[float, float]]) -> list[Row]:
-    """``rows`` with the bands of ``offsets`` around their p50 (sources without: kept)."""
+    """``rows`` with the bands of ``offsets`` around their p50 (sources without: kept; jobs
+    with history: their bucket's, :func:`laser_ci.predictors.own_runs.offsets_for`)."""
+    from laser_ci.predictors.own_runs import offsets_for
+
     out = []
     for r in rows:
-        if r.source in offsets:
-            lo, hi = offsets[r.source]
+        band = (offsets_for(r.own_runs, offsets) if r.source == "own" and r.own_runs
+                else offsets.get(r.source) if r.source is not None else None)
+        if band is not None:
+            lo, hi = band
             p50 = r.pred[1]
             r = replace(r, pred=(p50 * math.exp(lo), p50, p50 * math.exp(hi)))
         out.append(r)

@@ -2,8 +2,12 @@
 
 ``evidence_bands.json`` in a baselines folder (``model/baselines/``)::
 
-    {"offsets": {"siblings": [lo, hi], "workflow": [lo, hi], "repository": [lo, hi]},
+    {"offsets": {"siblings": [lo, hi], "workflow": [lo, hi], "repository": [lo, hi],
+                 "own": [lo, hi], "own/1": [lo, hi], "own/3": ..., ...},
      "info": {"<source>": {"n": ..., "from": "..."}, "command": "..."}}
+
+(``own`` and ``own/<least runs>``: the band of a job's own runs per history size,
+:mod:`laser_ci.predictors.own_runs`, written by ``benchmarks/own_runs.py --write-bands``.)
 
 ``lo`` and ``hi`` are log-space quantiles (0.1 and 0.9) of ``ln truth - ln p50`` of that
 source's predictions on data the method was not fit on (``benchmarks/new_jobs.py
@@ -54,11 +58,18 @@ def load_offsets(path: str | os.PathLike[str] | None = None) -> dict[str, tuple[
     offsets = data.get("offsets") if isinstance(data, dict) else None
     out: dict[str, tuple[float, float]] = {}
     for source, pair in (offsets.items() if isinstance(offsets, dict) else ()):
-        if (source in SOURCES and isinstance(pair, list) and len(pair) == 2
+        if (_known(source) and isinstance(pair, list) and len(pair) == 2
                 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
                         and math.isfinite(x) for x in pair) and pair[0] <= 0 <= pair[1]):
             out[source] = (float(pair[0]), float(pair[1]))
     return out
+
+
+def _known(key: str) -> bool:
+    """An evidence source, or the own runs' band (``own``, ``own/<least runs>``,
+    :mod:`laser_ci.predictors.own_runs`)."""
+    return key in SOURCES or key == "own" or (
+        key.startswith("own/") and key[4:].isdigit() and int(key[4:]) > 0)
 
 
 def write_offsets(path: str | os.PathLike[str], offsets: dict[str, tuple[float, float]],

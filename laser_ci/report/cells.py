@@ -103,20 +103,37 @@ def _runner_text(runner: Any) -> str:
 
 
 def history_runs(job: Mapping[str, Any]) -> int | None:
+    """The job's own earlier runs its prediction saw (None: none): only a job predicted
+    from runs of its own is warm (``history_source`` ``own``, or a result from before the
+    field), not one predicted from its siblings' or its workflow's runs."""
     n = job.get("history_runs")
+    if job.get("history_source", "own") != "own":
+        return None
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
-def history_cell(job: Mapping[str, Any]) -> str:
-    """``warm (12 runs)`` when the prediction saw earlier runs of the job, else ``cold``."""
-    n = history_runs(job)
-    if n is not None and job.get("history_source") == "siblings":
-        return f"warm (its siblings' latest {plural(n, 'run')})"  # new since its latest runs
+def evidence_cell(job: Mapping[str, Any]) -> str | None:
+    """``new: from 12 runs of its matrix siblings`` (or its workflow's other jobs, the
+    repository's other workflows) for a job predicted from the rest of the repository's runs
+    (issue 49); None for the others."""
+    source = job.get("history_source")
     m = job.get("evidence_runs")
-    if job.get("history_source") in ("workflow", "repository") and isinstance(m, int) and m > 0:
-        of = "its workflow's other jobs" if job["history_source"] == "workflow" else \
-            "the repository's other workflows"
-        return f"new: from {of} ({plural(m, 'run')})"
+    if source not in ("siblings", "workflow", "repository") or not isinstance(m, int) \
+            or isinstance(m, bool) or m <= 0:
+        return None
+    of = {"siblings": "its matrix siblings", "workflow": "its workflow's other jobs",
+          "repository": "the repository's other workflows"}[source]
+    return f"new: from {plural(m, 'run')} of {of}"
+
+
+def history_cell(job: Mapping[str, Any]) -> str:
+    """``warm (12 runs)`` when the prediction saw earlier runs of the job itself, what it
+    was predicted from when it was the rest of the repository's runs
+    (:func:`evidence_cell`), else ``cold``."""
+    lent = evidence_cell(job)
+    if lent is not None:
+        return lent
+    n = history_runs(job)
     return "cold" if n is None else f"warm ({plural(n, 'run')}{failed_words(job, n)})"
 
 

@@ -344,14 +344,18 @@ def _history_line(result: Mapping[str, Any]) -> str:
     branch = history.get("branch") if isinstance(history, Mapping) else None
     on = f" on {_code(str(branch))}" if branch else ""
     jobs = [j for wf in visible_workflows(result) for j in wf.get("jobs") or ()]
+    # issue 49: jobs without runs of their own, predicted from the rest of the repository's
+    siblings = sum(1 for j in jobs if j.get("history_source") == "siblings")
     lent = sum(1 for j in jobs if j.get("history_source") in ("workflow", "repository"))
-    if warm == 0 and not lent:
+    if warm == 0 and not lent and not siblings:
         return f"History: all {_plural(n, 'job')} **cold** (predicted from the workflow files alone)"
+    from_siblings = (f", {siblings} new, from their matrix siblings' runs{on}"
+                     if siblings else "")
     from_others = (f", {lent} new, calibrated by the repository's other runs{on}"
-                   if lent else "")  # issue 49: history_source workflow / repository
+                   if lent else "")
     return (
         f"History: **{warm} of {_plural(n, 'job')} warm** (predicted with their earlier "
-        f"runs{on}){from_others}, {n - warm - lent} cold"
+        f"runs{on}){from_siblings}{from_others}, {n - warm - siblings - lent} cold"
     )
 
 

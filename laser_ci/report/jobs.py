@@ -203,7 +203,7 @@ class Group:
     @property
     def warm(self) -> int:
         return sum(1 for j in self.jobs if isinstance(j.get("history_runs"), int)
-                   and j["history_runs"] > 0)
+                   and j["history_runs"] > 0 and j.get("history_source", "own") == "own")
 
 
 def _p50(job: Mapping[str, Any]) -> float | None:

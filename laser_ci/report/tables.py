@@ -13,6 +13,7 @@ from typing import Any
 from laser_ci.report.cells import band as _band
 from laser_ci.report.cells import delta as _delta
 from laser_ci.report.cells import dur as _dur
+from laser_ci.report.cells import evidence_cell as _evidence_cell
 from laser_ci.report.cells import history_cell as _history_cell
 from laser_ci.report.cells import history_runs as _history_runs
 from laser_ci.report.cells import num as _num
@@ -85,13 +86,21 @@ def group_label(members: Sequence[JobDiff]) -> str:
 
 
 def _group_history(members: Sequence[JobDiff]) -> str:
+    """``warm (7)``, ``cold``, or how many are warm, new (predicted from the rest of the
+    repository's runs: siblings, workflow, repository) and cold."""
     heads = [m.head for m in members if m.head is not None]
-    warm = sum(1 for j in heads if _history_runs(j) is not None)
     if not heads:
         return "–"
+    warm = sum(1 for j in heads if _history_runs(j) is not None)
+    new = sum(1 for j in heads if _evidence_cell(j) is not None)
     if warm == len(heads):
         return f"warm ({warm})"
-    return "cold" if warm == 0 else f"{warm} warm, {len(heads) - warm} cold"
+    if warm == 0 and new == 0:
+        return "cold"
+    cold = len(heads) - warm - new
+    return ", ".join(x for x in (f"{warm} warm" if warm else "",
+                                 f"{new} new from other runs" if new else "",
+                                 f"{cold} cold" if cold else "") if x)
 
 
 def group_count(members: Sequence[JobDiff]) -> str:
