@@ -26,8 +26,13 @@ successful runs, where it has some. Scored on the successful test runs, three su
   configuration changed, not the repository's size);
 - (iii) every scored job run of the test days (both of the above and the rest).
 
-Paired differences (fine-tuned minus the other) with 95% intervals that resample job names
-(:func:`laser_ci.training.metrics.paired_log_mae_diff`).
+"fine-tuned" is the learned folder as ``estimate --model DIR --history`` uses it: a job with
+successful runs of its own from them (:mod:`laser_ci.predictors.own_runs`, the folder
+carries the shipped bands), the others from the model (with the evidence on top); "its warm
+texts" is the model on every job's text, history block included; "no evidence" on the cold
+text alone. Paired differences (fine-tuned minus the other) with 95% intervals that
+resample job names (:func:`laser_ci.training.metrics.paired_log_mae_diff`), and each
+method's p10-p90 coverage.
 """
 
 from __future__ import annotations
@@ -188,6 +193,7 @@ def score(split: Split, preds: dict[str, dict[tuple[str, str], dict[str, Any]]],
                "(ii) configuration changed": [k for k in scored if k in split.changed],
                "(iii) every job run": scored}
     methods = {"fine-tuned": ("finetuned", "p50"), "fine-tuned, no evidence": ("finetuned", "cold"),
+               "fine-tuned, its warm texts": ("finetuned_text", "p50"),
                "shipped LM": ("shipped", "p50"), "evidence (issue 49)": ("evidence", "p50")}
     lines = ["| subset | runs | names | " + " | ".join(methods) + " | median | "
              "Δ vs evidence [95%] | Δ vs shipped LM [95%] | Δ vs median [95%] (runs) | "
@@ -297,7 +303,9 @@ def main() -> None:
         else:
             info = json.loads((where / "finetune_info.json").read_text())
         t = time.time()
-        preds = {"finetuned": predictions(split, load_predictor(model_dir)), **fixed}
+        learned = load_predictor(model_dir)
+        preds = {"finetuned": predictions(split, learned, own_runs=True),
+                 "finetuned_text": predictions(split, learned), **fixed}
         text, figs = score(split, preds, median)
         size_mb = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file()) / 2**20
         print(f"\n**size {size_arg}: trained on {data['job_rows']:,} job rows "
@@ -322,15 +330,18 @@ def pooled(args: argparse.Namespace) -> str:
 
     truth: dict[tuple[str, str], list[tuple[float, bool]]] = {}
     preds: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
-        "finetuned": {}, "shipped": {}, "evidence": {}}
+        "finetuned": {}, "finetuned_text": {}, "shipped": {}, "evidence": {}}
     shipped, default = load_predictor(args.base), load_predictor()
     first = None
     for part in args.pool.split(","):
         group, model_dir = part.split("=", 1)
         split = make_split(Path(args.depth), args.test_days, args.groups, int(group))
         first = first or split
-        got = {"finetuned": predictions(split, load_predictor(model_dir)),
-               "shipped": predictions(split, shipped), "evidence": predictions(split, default, own_runs=True)}
+        learned = load_predictor(model_dir)
+        got = {"finetuned": predictions(split, learned, own_runs=True),
+               "finetuned_text": predictions(split, learned),
+               "shipped": predictions(split, shipped),
+               "evidence": predictions(split, default, own_runs=True)}
         for k in split.held:
             truth[k] = split.truth[k]
             for method, p in got.items():

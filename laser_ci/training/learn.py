@@ -19,7 +19,10 @@ calibrated on the held-back runs (:mod:`laser_ci.evaluation.bands`): per regime,
 of its correction to its reference that held there (``decoding.shrink``: 0 gives back the
 shipped model's own answer, the job's recent runs or the tabular reference) and the band
 scale that holds 80% there (``decoding.band_scale``). The cold regime is calibrated on the
-held-out names, so its band is a new job's. ``laser.json`` ``learned`` records which
+held-out names, so its band is a new job's. The shipped evidence bands go with it: a job
+with successful runs of its own is still predicted from them
+(:mod:`laser_ci.predictors.own_runs`, the best figure there is for it), and the learned
+model answers for the jobs without. ``laser.json`` ``learned`` records which
 repository and which runs it learned from, and its figures against the base on the runs
 it calibrated on (:class:`laser_ci.predictors.learned.LearnedInfo` reads it)."""
 
@@ -169,6 +172,28 @@ def _sample(items: Sequence[Any], n: int, seed: int) -> list[Any]:
     return list(items) if len(items) <= n else random.Random(seed).sample(list(items), n)
 
 
+def _ship_evidence_bands(out: Path) -> None:
+    """The shipped evidence bands (:mod:`laser_ci.predictors.evidence_bands`) into the
+    learned folder, hashed in its ``laser.json``: ``estimate --model DIR`` then predicts a
+    job with runs of its own from them (:mod:`laser_ci.predictors.own_runs`) as the shipped
+    model does, and lends evidence to a new job with the same bands. The learned model
+    answers for the texts nothing closer answers for."""
+    import shutil
+
+    from laser_ci.predictors.evidence_bands import FILE, default_file
+    from laser_ci.predictors.lm import CONFIG_NAME
+    from laser_ci.training.export import sha256_file
+
+    src = default_file()
+    if not src.is_file():
+        return
+    shutil.copyfile(src, out / FILE)
+    path = out / CONFIG_NAME
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["files"][FILE] = sha256_file(out / FILE)
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
 def _write_learned(out: Path, info: dict[str, Any]) -> None:
     from laser_ci.predictors.lm import CONFIG_NAME
 
@@ -293,6 +318,7 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
                  warm_anchor=cfg.warm_anchor, validate=False,
                  extra={"decoding": dict(base_cfg.get("decoding") or {})})
     attach_reference(out, outcome=cfg.outcome, reference=reference_model)
+    _ship_evidence_bands(out)
     log["export_seconds"] = round(time.time() - t, 1)
     say(f"calibrating on the {len(cal_warm) + len(cal_new):,} latest runs it did not learn from")
     t = time.time()
