@@ -7,7 +7,10 @@ many texts each predictor call got and how long it took (the jobs, then the runt
 other runners that the sizing advice asks for).
 
     python benchmarks/estimate_100.py [--data ../shared/data/gha-runs] [--model DIR] [--repeat 5]
-        [--runners ubuntu-slim,ubuntu-latest-4-cores]
+        [--runners ubuntu-slim,ubuntu-latest-4-cores] [--jobs 100]
+
+``--jobs 300 --model DIR`` is issue 53's check of a learned model folder (``laser-ci
+finetune --out DIR``): loading it and predicting 300 jobs.
 
 With ``--data``, the workflows are real ones from that folder (distinct files taken in a
 fixed order until 100 jobs); otherwise a synthetic matrix CI is used. Run it pinned to two
@@ -55,14 +58,14 @@ jobs:
 """
 
 
-def synthetic(root: Path) -> None:
+def synthetic(root: Path, jobs: int = 100) -> None:
     wf = root / ".github" / "workflows"
     wf.mkdir(parents=True)
-    for i in range(10):  # 10 workflows x 10 matrix instances
+    for i in range(jobs // 10):  # workflows of 10 matrix instances each
         (wf / f"ci{i}.yml").write_text(SYNTHETIC.format(i=i), encoding="utf-8")
 
 
-def from_data(root: Path, data_dir: str) -> None:
+def from_data(root: Path, data_dir: str, jobs: int = 100) -> None:
     from laser_ci.training.examples import load_blobs, load_runs
     from laser_ci.workflows.parse import read_workflows
 
@@ -79,12 +82,12 @@ def from_data(root: Path, data_dir: str) -> None:
         files = {p: blobs.get(b) for p, b in run["files"].items()}
         workflows, errors = read_workflows(files, [run["workflow_path"]])
         n = sum(len(w.jobs) for w in workflows)
-        if errors or n == 0 or total + n > 100 or any(
+        if errors or n == 0 or total + n > jobs or any(
                 "./" in (s.uses or "") for w in workflows for j in w.jobs for s in j.steps):
             continue
         (wf_dir / f"wf{len(seen)}.yml").write_text(blobs[blob], encoding="utf-8")
         total += n
-        if total == 100:
+        if total == jobs:
             return
     raise SystemExit(f"could only collect {total} jobs from {data_dir}")
 
@@ -94,13 +97,15 @@ def main() -> int:
     ap.add_argument("--data", help="take real workflows from this data folder")
     ap.add_argument("--model", help="model folder (default: the shipped one)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=100,
+                    help="job instances (a multiple of 10 for the synthetic CI) [100]")
     ap.add_argument("--runners", default="",
                     help="comma-separated runner labels: also time every job on each")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        from_data(root, args.data) if args.data else synthetic(root)
+        from_data(root, args.data, args.jobs) if args.data else synthetic(root, args.jobs)
         cmd = [sys.executable, "-m", "laser_ci", "estimate", str(root / ".github/workflows"),
                "--format", "json"]
         if args.model:
