@@ -10,7 +10,9 @@ picked on the earlier days of the depth data and the shared runs' training folds
 (``benchmarks/own_runs.py``, docs/accuracy.md). A job whose every known run failed has no
 such figure: :func:`own_runtime` gives None and the predictor's own warm prediction stands.
 A ``--model`` folder whose evidence bands have no ``own`` entries (:func:`has_bands`: a
-fine-tuned language model, say) keeps its predictor's warm predictions throughout.
+language-model folder without ``evidence_bands.json``) keeps its predictor's warm
+predictions throughout; a folder ``laser-ci finetune`` writes carries the shipped bands,
+so its jobs with runs of their own are predicted from them as the default's are.
 
 The band: the p50 times log-space offsets per history size (:func:`bucket`, keys
 ``own/<least runs>`` of ``model/baselines/evidence_bands.json``), quantiles of the rule's
