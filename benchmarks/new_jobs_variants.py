@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.evaluation.new_jobs import DAY, _read_runs, _truth  # noqa: E402
+from laser_ci.evaluation.new_jobs import DAY, _read_runs, _truth, job_runs_before  # noqa: E402
 
 Past = list[tuple[float, str | None]]
 
@@ -64,19 +64,7 @@ def own(folder: str, test_days: float) -> None:
     for shift in (test_days, 0.0):
         stop = end - shift * DAY
         cut = stop - test_days * DAY
-        hist: dict[tuple[str, str], Past] = {}
-        for t, row in runs:
-            if t >= cut:
-                continue
-            seen: set[str] = set()
-            for j in row.get("jobs") or ():
-                s, name = j.get("run_time_s"), j.get("name")
-                if (name in seen or not isinstance(s, (int, float)) or s <= 0
-                        or j.get("conclusion") in ("skipped", "cancelled")):
-                    continue
-                seen.add(name)
-                hist.setdefault((str(row["workflow_path"]), str(name)), []).append(
-                    (float(s), j.get("conclusion")))
+        hist = job_runs_before(runs, cut)
         errs: dict[str, list[float]] = {k: [] for k in candidates()}
         for key, truth in _truth(runs, cut, stop).items():
             h = hist.get(key)

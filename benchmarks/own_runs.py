@@ -84,7 +84,7 @@ class Case:
 
 
 def depth_cases(folder: str, test_days: float) -> list[Case]:
-    from laser_ci.evaluation.new_jobs import DAY, _read_runs, _truth
+    from laser_ci.evaluation.new_jobs import DAY, _read_runs, _truth, job_runs_before
 
     runs = _read_runs(Path(folder))
     end = runs[-1][0] + 1.0
@@ -92,19 +92,7 @@ def depth_cases(folder: str, test_days: float) -> list[Case]:
     for shift, which in ((test_days, "earlier"), (0.0, "later")):
         stop = end - shift * DAY
         cut = stop - test_days * DAY
-        hist: dict[tuple[str, str], list[tuple[float, str | None]]] = {}
-        for t, row in runs:
-            if t >= cut:
-                continue
-            seen: set[str] = set()
-            for j in row.get("jobs") or ():
-                s, name = j.get("run_time_s"), j.get("name")
-                if (name in seen or not isinstance(s, (int, float)) or s <= 0
-                        or j.get("conclusion") in ("skipped", "cancelled")):
-                    continue
-                seen.add(name)
-                hist.setdefault((str(row["workflow_path"]), str(name)), []).append(
-                    (float(s), j.get("conclusion")))
+        hist = job_runs_before(runs, cut)
         for key, truth in _truth(runs, cut, stop).items():
             h = hist.get(key)
             if not h:

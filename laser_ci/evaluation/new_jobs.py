@@ -232,6 +232,26 @@ def _truth(runs: Sequence[tuple[float, dict[str, Any]]], start: float, end: floa
     return out
 
 
+def job_runs_before(runs: Sequence[tuple[float, dict[str, Any]]], cut: float,
+                    ) -> dict[tuple[str, str], list[tuple[float, str | None]]]:
+    """(seconds, conclusion) of every timed job run before ``cut``, oldest first, by
+    (path, name): one per name and run, skipped and cancelled runs left out."""
+    out: dict[tuple[str, str], list[tuple[float, str | None]]] = {}
+    for t, row in runs:
+        if t >= cut:
+            continue
+        seen: set[str] = set()
+        for j in row.get("jobs") or ():
+            s, name = j.get("run_time_s"), j.get("name")
+            if (name in seen or not isinstance(s, (int, float)) or s <= 0
+                    or j.get("conclusion") in ("skipped", "cancelled")):
+                continue
+            seen.add(name)
+            out.setdefault((str(row["workflow_path"]), str(name)), []).append(
+                (float(s), j.get("conclusion")))
+    return out
+
+
 def depth_rows(folder: str | os.PathLike[str], predictor: Predictor, *, test_days: float = 3.0,
                shift_days: float = 0.0, holdout: str = "names", groups: int = 5,
                offsets: dict[str, tuple[float, float]] | None = None,
