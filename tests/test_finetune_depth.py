@@ -59,8 +59,10 @@ def test_a_fine_tuned_model_is_scored_against_every_method(split, tmp_path) -> N
     learn_repository(tmp_path / "train", ROOT / "model" / "lm", tmp_path / "model", cfg,
                      device="cpu", minutes=1)
     shipped = predictions(split, load_predictor(ROOT / "model" / "lm"))
-    preds = {"finetuned": predictions(split, load_predictor(tmp_path / "model")),
-             "shipped": shipped, "evidence": shipped}
+    learned = load_predictor(tmp_path / "model")
+    preds = {"finetuned": predictions(split, learned, own_runs=True),
+             "finetuned_text": predictions(split, learned), "shipped": shipped,
+             "evidence": shipped}
     text, figures = score(split, preds, medians(split))
     new = figures["(i) new jobs (held-out names)"]
     every = figures["(iii) every job run"]

@@ -47,7 +47,9 @@ NEW_EVERY = 10  # one job name in this many is held out of training (a new job's
 VAL_LOSS_MAX = 1000  # held-back texts whose loss picks the epoch
 CAL_WARM_MAX = 1000  # held-back texts with history decoded to calibrate
 CAL_NEW_MAX = 800  # held-out names' texts decoded to calibrate the cold regime
-EXPORT_RESERVE_S = 90.0  # export + static int8 quantization (about 60 s on 2 cores)
+EXPORT_RESERVE_S = 150.0  # export, static int8 quantization and its check (2 min on 2 cores)
+INT8_CHECK_TEXTS = 400  # held-back texts decoded by the fp32, static and dynamic graphs
+INT8_TOLERANCE = 0.02  # log-MAE an int8 graph may lose against fp32 and still ship
 CALIBRATION_PROMPTS = 128  # static int8: training prompts that set the activation scales
 STATIC_WEIGHTS = "s7"  # as the shipped model's (laser_ci.training.export.quantize_int8)
 
@@ -166,6 +168,50 @@ def calibrate_learned(model_dir: Path, base_dir: Path, warm: Sequence[Any],
         figures[name] = {"learned": _figures([mine[i] for i in idx], sub),
                          "base": _figures([theirs[i] for i in idx], sub)}
     return Calibrated(cal.band_scale, cal.shrink, figures)
+
+
+def int8_check(out: Path, texts: Sequence[str], truth: Sequence[float],
+               threads: int) -> dict[str, Any]:
+    """Decode ``texts`` with the fp32 graph the export kept, the static int8 ``model.onnx``
+    and a dynamic int8 graph made from the fp32 one, and ship the first of static, dynamic
+    whose log-MAE (raw medians, on ``truth``) is within :data:`INT8_TOLERANCE` of fp32's,
+    else fp32. The graphs not shipped are removed; ``laser.json`` ``checks.int8`` says what
+    was measured. (A fine-tuned model's activations are not the base's: its int8 graph is
+    checked, not assumed.)"""
+    import shutil
+
+    from laser_ci.predictors.lm import CONFIG_NAME, MODEL_FILE, LaserModel
+    from laser_ci.training.export import quantize_int8, sha256_file
+
+    fp32, dynamic = out / "model.fp32.onnx", out / "model.dynamic.onnx"
+    quantize_int8(fp32, dynamic)
+    got: dict[str, float | None] = {}
+    for name, file in (("fp32", fp32.name), ("static", MODEL_FILE), ("dynamic", dynamic.name)):
+        m = LaserModel(out, model_file=file, threads=threads, verify=False)
+        got[name] = _log_mae([r.p50 for r, _ in m.predict_raw(list(texts))], list(truth))
+    ref = got["fp32"]
+    shipped = next((n for n in ("static", "dynamic") if ref is None or (
+        got[n] is not None and got[n] <= ref + INT8_TOLERANCE)), "fp32")
+    path = out / CONFIG_NAME
+    config = json.loads(path.read_text(encoding="utf-8"))
+    if shipped != "static":
+        shutil.copyfile(dynamic if shipped == "dynamic" else fp32, out / MODEL_FILE)
+        config["files"][MODEL_FILE] = sha256_file(out / MODEL_FILE)
+        config["model"].pop("static_weights", None)
+        if shipped == "dynamic":
+            config["model"]["quantization"] = "dynamic"
+        else:
+            config["model"]["int8"] = False
+            config["model"].pop("quantization", None)
+    for f in (fp32, dynamic):
+        f.unlink(missing_ok=True)
+        config["files"].pop(f.name, None)
+    report = {"texts": len(texts), "log_mae": {k: None if v is None else round(v, 4)
+                                                 for k, v in got.items()},
+              "tolerance": INT8_TOLERANCE, "shipped": shipped}
+    config.setdefault("checks", {})["int8"] = report
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return report
 
 
 def _sample(items: Sequence[Any], n: int, seed: int) -> list[Any]:
@@ -315,10 +361,16 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
                  warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=True,
                  calibration=calibration_ids(train_items, CALIBRATION_PROMPTS, cfg.seed),
                  static_weights=STATIC_WEIGHTS, include_weights=False, layout=cfg.layout,
-                 warm_anchor=cfg.warm_anchor, validate=False,
+                 warm_anchor=cfg.warm_anchor, validate=False, keep_fp32=True,
                  extra={"decoding": dict(base_cfg.get("decoding") or {})})
     attach_reference(out, outcome=cfg.outcome, reference=reference_model)
     _ship_evidence_bands(out)
+    check = _sample(cal_new, INT8_CHECK_TEXTS // 2, cfg.seed) + _sample(
+        cal_warm, INT8_CHECK_TEXTS - min(len(cal_new), INT8_CHECK_TEXTS // 2), cfg.seed)
+    log["int8_check"] = int8_check(out, [e.text_warm or e.text for e in check],
+                                   [e.runtime_s for e in check], max(cfg.threads, 1))
+    say(f"int8 check: {log['int8_check']['shipped']} graph shipped "
+        f"({json.dumps(log['int8_check']['log_mae'])})")
     log["export_seconds"] = round(time.time() - t, 1)
     say(f"calibrating on the {len(cal_warm) + len(cal_new):,} latest runs it did not learn from")
     t = time.time()
