@@ -315,13 +315,25 @@ def quantize_int8(
     weights in 7 bits, onnxruntime's ``reduce_range``: x86 CPUs without VNNI multiply u8 × s8
     in int16 sums that full-range weights can saturate). Dynamic weights are s8."""
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     if weights not in STATIC_WEIGHTS:
         raise ValueError(f"weights {weights!r}: expected one of {STATIC_WEIGHTS}")
     model = onnx.load(str(src))
     exclude = sorted(set(fp32_nodes) | set(head_node_names(model)))
     logging.getLogger("onnxruntime").setLevel(logging.ERROR)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its "consider pre-processing" advice, on the root logger
+    try:
+        return _quantize(src, dst, exclude, per_channel, calibration, weights)
+    finally:
+        root.setLevel(level)
+
+
+def _quantize(src: str | Path, dst: str | Path, exclude: list[str], per_channel: bool,
+              calibration: Sequence[Sequence[int]] | None, weights: str) -> Path:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     if calibration is not None:
         if not calibration:
             raise ValueError("static int8 needs at least one calibration prompt")
@@ -330,9 +342,6 @@ def quantize_int8(
 
         sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
         past = [i for i in sess.get_inputs() if i.name.startswith("past_key_values.")]
-        root = logging.getLogger()
-        level = root.level
-        root.setLevel(logging.ERROR)  # its "consider pre-processing" advice, on the root logger
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             quantize_static(
@@ -349,7 +358,6 @@ def quantize_int8(
                 calibrate_method=CalibrationMethod.MinMax,
                 extra_options={"MatMulConstBOnly": True},
             )
-        root.setLevel(level)
         return Path(dst)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
