@@ -78,14 +78,15 @@ def split_history(examples: Sequence[Any], held_share: float = HELD_SHARE,
                   new_every: int | None = None) -> HistorySplit:
     """The module doc's split of a repository's examples (in any order): the held-out names
     are those with the smallest hash of their name, so the same history splits the same
-    way."""
+    way; one in ``new_every`` (default :data:`NEW_EVERY`; 0: none)."""
     runs = sorted({(e.commit_date, e.run_id) for e in examples})
     if not runs:
         return HistorySplit([], [], [], ("", ""), frozenset())
     cut = runs[min(int(len(runs) * (1 - held_share)), len(runs) - 1)]
     late = [e for e in examples if (e.commit_date, e.run_id) >= cut]
     names = sorted({k for e in late if (k := job_key(e)) is not None}, key=_name_hash)
-    new_names = frozenset(names[:len(names) // (new_every or NEW_EVERY)])  # smallest hashes
+    every = NEW_EVERY if new_every is None else new_every
+    new_names = frozenset(names[:len(names) // every] if every > 0 else ())  # smallest hashes
     train = [e for e in examples if (e.commit_date, e.run_id) < cut
              and job_key(e) not in new_names]
     val = [e for e in late if job_key(e) not in new_names]
@@ -270,9 +271,12 @@ def _one_repository(examples: Sequence[Any], given: str | None) -> tuple[str, li
 def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[str],
                      out_dir: str | os.PathLike[str], cfg: Any, *, minutes: float = 20.0,
                      device: str = "auto", repository: str | None = None,
+                     new_every: int | None = None,
                      say: Callable[[str], None] = lambda _s: None) -> dict[str, Any]:
     """Learn one repository's history (module doc); returns the report also written to
-    ``out_dir/train_report.json``. ``say``: one line per stage (progress)."""
+    ``out_dir/train_report.json``. ``say``: one line per stage (progress); ``new_every``:
+    :func:`split_history`'s (0: no name held out, the cold regime calibrated on the
+    held-back runs' cold texts)."""
     from laser_ci.predictors.lm import read_config
     from laser_ci.text.numbers import NumberCodec
     from laser_ci.text.tokenize import load_tokenizer
@@ -309,7 +313,7 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
     repo, examples = _one_repository(examples, repository)
     if len(examples) < 5:
         raise click.ClickException(f"{data_dir}: only {len(examples)} labeled examples")
-    split = split_history(examples)
+    split = split_history(examples, new_every=new_every)
     if not split.train or not split.val:
         raise click.ClickException(f"{data_dir}: too few runs to hold the latest back "
                                    f"({len({e.run_id for e in examples})} runs)")
