@@ -68,6 +68,11 @@ def test_the_split_holds_back_the_latest_runs_and_some_names(runs: int, names: i
     assert len(s.train) + len(s.val) + len(s.new) + len(dropped) == len(examples)
 
 
+@pytest.mark.parametrize(("names", "new_every", "new"), [(40, 0, 0), (40, 4, 10), (40, None, 4)])
+def test_how_many_names_are_held_out(names: int, new_every: int | None, new: int) -> None:
+    assert len(split_history(_history(10, names), new_every=new_every).new_names) == new
+
+
 def test_the_split_is_the_same_in_any_order() -> None:
     examples = _history(20, 40)
     shuffled = list(examples)
