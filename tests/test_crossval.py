@@ -509,7 +509,7 @@ def test_lm_cross_validation_end_to_end(tmp_path: Path, monkeypatch: pytest.Monk
     ft = tmp_path / "ft"
     r = CliRunner().invoke(main, [
         "finetune", "--data", str(MINI), "--base", str(ship), "--out", str(ft), "--epochs", "1",
-        "--device", "cpu", "--max-val-decode", "4"])
+        "--device", "cpu", "--repo", "tiny/collected", "--minutes", "1", "--threads", "1"])
     assert r.exit_code == 0, r.output
     adapted = json.loads((ft / "laser.json").read_text())
     assert adapted["prompt"] == shipped["prompt"]
