@@ -15,6 +15,7 @@ from laser_ci.training.learn import (
     EXPORT_RESERVE_S,
     NEW_EVERY,
     job_key,
+    pick_graph,
     split_history,
     training_minutes,
 )
@@ -99,6 +100,18 @@ def test_training_minutes_leave_room_for_what_follows(budget, elapsed, val_s, pe
     assert training_minutes(budget, elapsed, val_s, per_text, texts) == pytest.approx(want)
 
 
+@pytest.mark.parametrize(("fp32", "static", "dynamic", "want"), [
+    (0.40, 0.41, 0.40, "static"),
+    (0.40, 0.42, 0.40, "static"),  # at the tolerance
+    (0.40, 0.43, 0.41, "dynamic"),
+    (0.40, 0.43, 0.43, "fp32"),
+    (0.40, None, 0.40, "dynamic"),  # no figure: not shipped on trust
+    (None, 0.90, 0.90, "static"),  # nothing to compare with
+])
+def test_the_int8_graph_ships_within_its_tolerance(fp32, static, dynamic, want) -> None:
+    assert pick_graph({"fp32": fp32, "static": static, "dynamic": dynamic}) == want
+
+
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory):
     """``laser-ci finetune`` on 10 days of the fixture's history, from the shipped model."""
@@ -137,7 +150,12 @@ def test_the_learned_folder_says_what_it_learned_and_is_calibrated(learned) -> N
     dec = config["decoding"]
     assert all(0.0 <= a <= 1.0 for a in dec["shrink"].values())
     assert dec["band_scale"] and dec["band_calibration"]["examples"] > 0
-    assert config["model"]["quantization"] == "static"
+    check = config["checks"]["int8"]
+    assert check["shipped"] == pick_graph(check["log_mae"]) and check["texts"] > 0
+    assert (config["model"].get("quantization"), check["shipped"]) in (
+        ("static", "static"), ("dynamic", "dynamic"), (None, "fp32"))
+    assert not (out / "model.fp32.onnx").exists() and not (out / "model.dynamic.onnx").exists()
+    assert "evidence_bands.json" in config["files"]  # jobs with runs: the own-runs rule
     assert not (out / "weights.safetensors").exists()  # not read at inference
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     assert size < 40 * 2**20

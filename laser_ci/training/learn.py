@@ -171,6 +171,17 @@ def calibrate_learned(model_dir: Path, base_dir: Path, warm: Sequence[Any],
     return Calibrated(cal.band_scale, cal.shrink, figures)
 
 
+def pick_graph(log_mae: dict[str, float | None], tolerance: float = INT8_TOLERANCE) -> str:
+    """The graph to ship from the log-MAE of ``fp32``, ``static`` and ``dynamic``: the first
+    int8 one within ``tolerance`` of fp32 (any when fp32 has no figure), else ``fp32``."""
+    ref = log_mae.get("fp32")
+    for name in ("static", "dynamic"):
+        got = log_mae.get(name)
+        if ref is None or (got is not None and got <= ref + tolerance):
+            return name
+    return "fp32"
+
+
 def int8_check(out: Path, texts: Sequence[str], truth: Sequence[float],
                threads: int) -> dict[str, Any]:
     """Decode ``texts`` with the fp32 graph the export kept, the static int8 ``model.onnx``
@@ -190,9 +201,7 @@ def int8_check(out: Path, texts: Sequence[str], truth: Sequence[float],
     for name, file in (("fp32", fp32.name), ("static", MODEL_FILE), ("dynamic", dynamic.name)):
         m = LaserModel(out, model_file=file, threads=threads, verify=False)
         got[name] = _log_mae([r.p50 for r, _ in m.predict_raw(list(texts))], list(truth))
-    ref = got["fp32"]
-    shipped = next((n for n in ("static", "dynamic") if ref is None or (
-        got[n] is not None and got[n] <= ref + INT8_TOLERANCE)), "fp32")
+    shipped = pick_graph(got)
     path = out / CONFIG_NAME
     config = json.loads(path.read_text(encoding="utf-8"))
     if shipped != "static":
