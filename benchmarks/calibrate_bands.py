@@ -8,7 +8,7 @@ to the model it ships, for a model folder shipped before those options existed: 
 ``decoding.exact_last`` (:func:`laser_ci.predictors.decode.sample_numbers`) and, with
 ``--sampling``, ``decoding.sampling`` into its ``laser.json``, then fits its p10-p90 band
 scales (and with ``--shrink`` its shrinks, as the shipped recipe does; without, a model keeps
-none) (:mod:`laser_ci.evaluation.bands`) on the examples of fold 0
+none) (:mod:`laser_ci.training.bands`) on the examples of fold 0
 (:func:`laser_ci.evaluation.folds.fold_of` with K = 5), the examples that picked a shipped
 model's epoch, never its training examples, and writes them too. Prints one JSON object:
 the values and, on those examples, each regime's log-MAE, coverage and median p90/p10
@@ -24,15 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from laser_ci.evaluation.bands import (  # noqa: E402
+from laser_ci.evaluation.folds import fold_of  # noqa: E402
+from laser_ci.predictors.lm import CONFIG_NAME, SAMPLING, LaserModel  # noqa: E402
+from laser_ci.training import metrics  # noqa: E402
+from laser_ci.training.bands import (  # noqa: E402
     DEFAULT_TARGET,
     fit,
     regime_predictions,
     write_calibration,
 )
-from laser_ci.evaluation.folds import fold_of  # noqa: E402
-from laser_ci.predictors.lm import CONFIG_NAME, SAMPLING, LaserModel  # noqa: E402
-from laser_ci.training import metrics  # noqa: E402
 from laser_ci.training.examples import load_examples  # noqa: E402
 
 

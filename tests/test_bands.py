@@ -1,4 +1,4 @@
-"""The language model's calibration (laser_ci.evaluation.bands: band scales and shrinks) and
+"""The language model's calibration (laser_ci.training.bands: band scales and shrinks) and
 how it applies them at inference (laser_ci.predictors.lm.scaled_band, shrunk, text_regime):
 table tests of edge values."""
 
@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from laser_ci.evaluation.bands import (
+from laser_ci.predictors.base import Runtime
+from laser_ci.predictors.lm import regime_values, scaled_band, shrunk, text_regime
+from laser_ci.training.bands import (
     MIN_EXAMPLES,
     Calibration,
     Regime,
@@ -21,8 +23,6 @@ from laser_ci.evaluation.bands import (
     shrink_factor,
     write_calibration,
 )
-from laser_ci.predictors.base import Runtime
-from laser_ci.predictors.lm import regime_values, scaled_band, shrunk, text_regime
 from laser_ci.training.metrics import coverage
 
 SHIPPED = Path(__file__).resolve().parent.parent / "model" / "lm"

@@ -7,7 +7,7 @@ corpus only, ``laser-ci train``) fine-tuned on the other folds' examples
 FOLD_CONFIG`), the next fold picking the epoch; exported to int8 ONNX and decoded as the
 shipped model is: the last digit's distribution kept whole (``exact_last``), then the band
 scales and the median's shrink toward the prompt's reference fit per regime on that val
-fold (:mod:`laser_ci.evaluation.bands`). A cold text's prompt reads the fold's tabular p50,
+fold (:mod:`laser_ci.training.bands`). A cold text's prompt reads the fold's tabular p50,
 out of fold for the training texts (:func:`fold_references`). ``--lm-ship DIR`` runs the
 same recipe on every repository (fold 0 picks the epoch) and writes the model with its
 weights (:meth:`LMRecipe.ship`); ``model/lm`` is that model, its int8 graph then
@@ -107,8 +107,8 @@ class LMRecipe:
     def _load(self, folder: Path, val: Sequence[Example]) -> Predictor:
         """The model in ``folder`` decoded as the shipped one is, its band scales and
         shrinks fit on ``val`` first (and written to its ``laser.json``)."""
-        from laser_ci.evaluation.bands import apply, calibrate, write_calibration
         from laser_ci.predictors.lm import LaserModel
+        from laser_ci.training.bands import apply, calibrate, write_calibration
 
         model = LaserModel(folder, band_scale={}, shrink={}, threads=max(1, self.cfg.threads),
                            exact_last=True)

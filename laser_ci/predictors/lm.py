@@ -27,7 +27,7 @@ writes the ratio to it; a text with history's by the history's ``prompt.warm_anc
 with ``prompt.outcome`` is asked for the runtime of a successful run. Then, by regime
 (:func:`text_regime`: ``warm``, ``changed``, ``cold``), ``decoding.shrink`` moves the median
 toward the reference (the share of the model's correction that held on examples it was not
-trained on) and ``decoding.band_scale`` stretches the band (both fit by :mod:`laser_ci.evaluation.bands`).
+trained on) and ``decoding.band_scale`` stretches the band (both fit by :mod:`laser_ci.training.bands`).
 
 To register it with :mod:`laser_ci.predictors.choice`: ``LOADERS["lm"] = load_models`` (the folder
 ``model/lm`` with its ``card.json``).
@@ -59,7 +59,7 @@ DEFAULT_THREADS = 2
 # laser.json "decoding.sampling": see laser_ci.predictors.decode
 SAMPLING = ("independent", "stratified")
 # laser.json "decoding.band_scale" and "decoding.shrink" are set per regime
-# (laser_ci.evaluation.bands): texts with a history block whose configuration is unchanged
+# (laser_ci.training.bands): texts with a history block whose configuration is unchanged
 # (or unknown), texts whose configuration changed since their latest earlier run, and texts
 # without a history block
 BAND_REGIMES = ("warm", "changed", "cold")
@@ -235,7 +235,7 @@ class LaserModel:
             self.sampling = str(sampling or dec.get("sampling", "independent"))
             self.exact_last = bool(exact_last if exact_last is not None
                                    else dec.get("exact_last", False))
-            # p10-p90 band scales by regime (laser_ci.evaluation.bands; absent: the samples' own)
+            # p10-p90 band scales by regime (laser_ci.training.bands; absent: the samples' own)
             scales = band_scale if band_scale is not None else dec.get("band_scale", {})
             # how far the median moves from the prompt's reference, by regime (absent: all
             # the way)
@@ -360,7 +360,7 @@ class LaserModel:
 
     def predict_raw(self, texts: Sequence[str]) -> list[tuple[Runtime, float | None]]:
         """Each text's samples' p10/median/p90, before the shrink and the band scale, and its
-        reference (:meth:`sample_with_references`): what :mod:`laser_ci.evaluation.bands`
+        reference (:meth:`sample_with_references`): what :mod:`laser_ci.training.bands`
         calibrates on."""
         from laser_ci.predictors.decode import summarize_samples
 
@@ -390,7 +390,7 @@ def _in_range(r: Runtime) -> Runtime:
 
 def shrunk(r: Runtime, reference: float | None, a: float) -> Runtime:
     """``r`` with its median's log ratio to ``reference`` multiplied by ``a`` (0: the
-    reference itself, 1: unchanged), its band moved with it (:mod:`laser_ci.evaluation.bands`)."""
+    reference itself, 1: unchanged), its band moved with it (:mod:`laser_ci.training.bands`)."""
     if a == 1.0 or reference is None or not (reference > 0 and r.p50 > 0):
         return r
     f = (reference / r.p50) ** (1.0 - a)
@@ -399,7 +399,7 @@ def shrunk(r: Runtime, reference: float | None, a: float) -> Runtime:
 
 def scaled_band(r: Runtime, s: float) -> Runtime:
     """``r`` with its band stretched (s > 1) or shrunk (s < 1) in log space around the
-    median (:mod:`laser_ci.evaluation.bands`)."""
+    median (:mod:`laser_ci.training.bands`)."""
     if s == 1.0 or not (r.p50 > 0 and r.p10 > 0 and r.p90 > 0):
         return r
     return Runtime(r.p50 * (r.p10 / r.p50) ** s, r.p50, r.p50 * (r.p90 / r.p50) ** s)

@@ -15,7 +15,7 @@ The base (the shipped model) is fine-tuned on that, time-boxed: the whole comman
 ``minutes`` (:func:`training_minutes` reserves what it measured the validation pass to
 cost, the export and the calibration). The result is exported as the shipped model is
 (a static int8 ``model.onnx``, the tokenizer, the base's tabular reference) and
-calibrated on the held-back runs (:mod:`laser_ci.evaluation.bands`): per regime, the share
+calibrated on the held-back runs (:mod:`laser_ci.training.bands`): per regime, the share
 of its correction to its reference that held there (``decoding.shrink``: 0 gives back the
 shipped model's own answer, the job's recent runs or the tabular reference) and the band
 scale that holds 80% there (``decoding.band_scale``). The cold regime is calibrated on the
@@ -139,8 +139,8 @@ def calibrate_learned(model_dir: Path, base_dir: Path, warm: Sequence[Any],
     text; fall back to ``warm``'s cold texts when no name was held out), store them in its
     ``laser.json``, and measure it against the base on the same texts (each with its own
     calibration: the base's shipped one)."""
-    from laser_ci.evaluation.bands import Regime, fit, write_calibration
     from laser_ci.predictors.lm import BAND_REGIMES, LaserModel, text_regime
+    from laser_ci.training.bands import Regime, fit, write_calibration
 
     cold = list(new) if new else list(warm)
     texts = [e.text_warm for e in warm] + [e.text for e in cold]
