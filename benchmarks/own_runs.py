@@ -108,35 +108,22 @@ def shared_cases(data: str, folds: int = 5) -> list[Case]:
     """Every example of the shared runs with earlier runs of its own, with all of them."""
     from laser_ci.evaluation.folds import fold_of
     from laser_ci.training.examples import load_examples
-    from laser_ci.training.history import _one_per_run, _runs_of_each, _untimed
+    from laser_ci.training.history import causal_groups
 
     examples = load_examples(data)
     out = []
-    for members in _runs_of_each(examples):
-        past: list[int] = []
-        seen_runs: set[str] = set()
-        j = 0
-        while j < len(members):
-            k = j
-            while k < len(members) and members[k][0] == members[j][0]:
-                k += 1
-            if past:
-                ends = tuple(examples[p].conclusion or None for p in past)
-                pr = PastRuns(tuple(examples[p].runtime_s for p in past),
-                              conclusions=ends if any(ends) else ())
-                for _, _, i in members[j:k]:
-                    e = examples[i]
-                    if e.conclusion in ("skipped", "cancelled"):
-                        continue
-                    out.append(Case(f"shared:{fold_of(e.repo, folds)}", e.repo, pr,
-                                    e.runtime_s, e.conclusion == "success", e.kind,
-                                    bool(e.changed)))
-            for i in _one_per_run(members[j:k]):
-                key = examples[i].run_id or f"#{i}"
-                if key not in seen_runs and not _untimed(examples[i]):
-                    seen_runs.add(key)
-                    past.append(i)
-            j = k
+    for now, past in causal_groups(examples):
+        if not past:
+            continue
+        ends = tuple(examples[p].conclusion or None for p in past)
+        pr = PastRuns(tuple(examples[p].runtime_s for p in past),
+                      conclusions=ends if any(ends) else ())
+        for i in now:
+            e = examples[i]
+            if e.conclusion in ("skipped", "cancelled"):
+                continue
+            out.append(Case(f"shared:{fold_of(e.repo, folds)}", e.repo, pr, e.runtime_s,
+                            e.conclusion == "success", e.kind, bool(e.changed)))
     return out
 
 

@@ -28,7 +28,7 @@ by training on both: :func:`training_texts`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -110,33 +110,40 @@ def causal_histories(
     (see the module doc). ``blobs``: run id -> the workflow file's blob id at that run."""
     blobs = blobs or {}
     out: list[tuple[History | None, bool | None]] = [(None, None)] * len(examples)
+    for now, past in causal_groups(examples):
+        for i in now:
+            e = examples[i]
+            earlier = [p for p in past if not success_only
+                       or examples[p].conclusion == "success"][-MAX_RUNS:]
+            if not earlier:
+                continue
+            last = examples[earlier[-1]]
+            hist = History.of([examples[p].runtime_s for p in earlier],
+                              config_diff(last.text, e.text))
+            changed = blobs.get(last.run_id) != blobs.get(e.run_id)
+            out[i] = (hist, changed)
+    return out
+
+
+def causal_groups(examples: Sequence[Example]) -> Iterator[tuple[list[int], list[int]]]:
+    """Each job's runs in time order, as groups of the examples at one instant (indices)
+    with the earlier runs they may read (one example per run, timed ones, oldest first):
+    all runs at the same instant see the same past, and not each other."""
     for members in _runs_of_each(examples):
-        past: list[int] = []  # example indices, one per run, oldest first
+        past: list[int] = []
         seen_runs: set[str] = set()
         j = 0
         while j < len(members):
-            # all runs at the same instant see the same past, and not each other
             k = j
             while k < len(members) and members[k][0] == members[j][0]:
                 k += 1
-            for _, _, i in members[j:k]:
-                e = examples[i]
-                earlier = [p for p in past if not success_only
-                           or examples[p].conclusion == "success"][-MAX_RUNS:]
-                if not earlier:
-                    continue
-                last = examples[earlier[-1]]
-                hist = History.of([examples[p].runtime_s for p in earlier],
-                                  config_diff(last.text, e.text))
-                changed = blobs.get(last.run_id) != blobs.get(e.run_id)
-                out[i] = (hist, changed)
+            yield [i for _, _, i in members[j:k]], list(past)
             for i in _one_per_run(members[j:k]):
                 key = examples[i].run_id or f"#{i}"
                 if key not in seen_runs and not _untimed(examples[i]):
                     seen_runs.add(key)
                     past.append(i)
             j = k
-    return out
 
 
 def attach_history(
