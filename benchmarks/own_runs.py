@@ -40,6 +40,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -245,6 +246,18 @@ def report(name: str, cases: Sequence[Case], rule: tuple[int, float, int | None]
     return out
 
 
+def _own_vs_default(sub: Sequence[tuple[Case, tuple[Any, ...]]]) -> dict[str, Any]:
+    """The cases' own-rule and default log-MAE and their paired difference (95%, cases'
+    groups resampled)."""
+    truth = [c.truth for c, _ in sub]
+    groups = [c.group for c, _ in sub]
+    mine = [rule_p50(c, r) for c, r in sub]  # type: ignore[arg-type]
+    default = [default_p50(c.past) for c, _ in sub]
+    return {"n": len(sub), "groups": len(set(groups)), "own": log_mae(mine, truth),
+            "default": log_mae(default, truth),
+            "vs_default": paired_log_mae_diff(mine, default, truth, groups)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(SHARED / "gha-runs"), help="the shared runs ('' to skip)")
@@ -316,16 +329,11 @@ def main(argv: list[str] | None = None) -> int:
         per += [(c, r) for c in v]
     for which in ("successful", "all"):
         sub = [(c, r) for c, r in per if (c.success or which == "all") and c.ok]
-        truth = [c.truth for c, _ in sub]
-        groups = [c.group for c, _ in sub]
-        mine = [rule_p50(c, r) for c, r in sub]  # type: ignore[arg-type]
-        default = [default_p50(c.past) for c, _ in sub]
-        d = paired_log_mae_diff(mine, default, truth, groups)
-        print(f"  {which}: {len(sub):,} runs ({len(set(groups))} repositories): own "
-              f"{log_mae(mine, truth):.3f}, default {log_mae(default, truth):.3f}, "
-              f"own − default {format_diff(d)}")
-        figures[f"shared/{which}"] = {"n": len(sub), "own": log_mae(mine, truth),
-                                      "default": log_mae(default, truth), "vs_default": d}
+        fig = _own_vs_default(sub)
+        print(f"  {which}: {fig['n']:,} runs ({fig['groups']} repositories): own "
+              f"{fig['own']:.3f}, default {fig['default']:.3f}, "
+              f"own − default {format_diff(fig['vs_default'])}")
+        figures[f"shared/{which}"] = fig
     del pooled
     print("\nthe README's warm rows (`laser-ci eval --folds 5 --history prior`: one example "
           "per run, its workflow's earlier runs), each fold with its own pick; own where the "
@@ -338,16 +346,10 @@ def main(argv: list[str] | None = None) -> int:
                and (c.changed or regime == "warm")]
         if not sub:
             continue
-        truth = [c.truth for c, _ in sub]
-        groups = [c.group for c, _ in sub]
-        mine = [rule_p50(c, r) for c, r in sub]  # type: ignore[arg-type]
-        default = [default_p50(c.past) for c, _ in sub]
-        d = paired_log_mae_diff(mine, default, truth, groups)
-        print(f"| {kind} | {which} | {regime} | {len(sub):,} ({len(set(groups))}) | "
-              f"{log_mae(mine, truth):.3f} | {log_mae(default, truth):.3f} | {format_diff(d)} |")
-        figures[f"shared/{kind}/{which}/{regime}"] = {
-            "n": len(sub), "own": log_mae(mine, truth), "default": log_mae(default, truth),
-            "vs_default": d}
+        fig = _own_vs_default(sub)
+        print(f"| {kind} | {which} | {regime} | {fig['n']:,} ({fig['groups']}) | "
+              f"{fig['own']:.3f} | {fig['default']:.3f} | {format_diff(fig['vs_default'])} |")
+        figures[f"shared/{kind}/{which}/{regime}"] = fig
     res = {}
     for v in sets.values():
         for b, x in residuals(v, rule).items():
