@@ -6,14 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from fakegithub import FakeGitHub
 from test_action import (
-    BASE_SHA,
-    BASE_TREE,
     EVENT,
-    HEAD_SHA,
-    HEAD_TREE,
     NUMBER,
     REPO,
     WF,
@@ -22,20 +16,10 @@ from test_action import (
     _invoke,
     _outputs,
 )
+from test_action import github as github  # noqa: PLC0414 - the PR fixture, re-exported
 from test_usage import GB, record, zipped
 
 from laser_ci.report.comment import MARKER
-
-
-@pytest.fixture
-def github():
-    """The PR of tests/test_action.py: base and head commits, pull request 7."""
-    with FakeGitHub() as gh:
-        gh.add_repo(REPO)
-        gh.add_commit(REPO, BASE_TREE, sha=BASE_SHA, branch="main")
-        gh.add_commit(REPO, HEAD_TREE, sha=HEAD_SHA)
-        gh.add_pull(REPO, NUMBER, head_sha=HEAD_SHA, base_sha=BASE_SHA)
-        yield gh
 
 
 def _private_event(tmp_path: Path) -> dict:
