@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 HELD_SHARE = 0.2  # the latest runs, never trained on: epoch choice and calibration
 NEW_EVERY = 10  # one job name in this many is held out of training (a new job's calibration)
@@ -107,20 +106,25 @@ def training_minutes(budget_min: float, elapsed_s: float, val_pass_s: float,
 
 
 def _log_mae(p50: Sequence[float], truth: Sequence[float]) -> float | None:
-    if not truth:
-        return None
-    return float(np.mean(np.abs(np.log(np.maximum(p50, 1.0)) - np.log(np.maximum(truth, 1.0)))))
+    """:func:`laser_ci.training.metrics.log_mae`, None (not NaN: it goes to JSON) without
+    examples."""
+    from laser_ci.training.metrics import log_mae
+
+    return log_mae(p50, truth) if len(truth) else None
 
 
 def _figures(preds: Sequence[Any], examples: Sequence[Any]) -> dict[str, Any]:
     """log-MAE of the medians (successful runs: what the comment answers) and p10-p90
     coverage, over ``examples`` predicted as ``preds``."""
+    from laser_ci.training.metrics import coverage
+
     ok = [i for i, e in enumerate(examples) if e.conclusion == "success"] or list(
         range(len(examples)))
     truth = [examples[i].runtime_s for i in ok]
-    held = [preds[i].p10 <= examples[i].runtime_s <= preds[i].p90 for i in ok]
-    return {"runs": len(ok), "log_mae": _log_mae([preds[i].p50 for i in ok], truth),
-            "coverage": float(np.mean(held)) if held else None}
+    band = [preds[i] for i in ok]
+    return {"runs": len(ok), "log_mae": _log_mae([r.p50 for r in band], truth),
+            "coverage": coverage([r.p10 for r in band], [r.p90 for r in band], truth)
+            if ok else None}
 
 
 @dataclass
@@ -140,7 +144,7 @@ def calibrate_learned(model_dir: Path, base_dir: Path, warm: Sequence[Any],
     ``laser.json``, and measure it against the base on the same texts (each with its own
     calibration: the base's shipped one)."""
     from laser_ci.predictors.lm import BAND_REGIMES, LaserModel, text_regime
-    from laser_ci.training.bands import Regime, fit, write_calibration
+    from laser_ci.training.bands import Regime, apply, fit, write_calibration
 
     cold = list(new) if new else list(warm)
     texts = [e.text_warm for e in warm] + [e.text for e in cold]
@@ -155,7 +159,7 @@ def calibrate_learned(model_dir: Path, base_dir: Path, warm: Sequence[Any],
         by_regime[reg].truth.append(e.runtime_s)
     cal = fit(by_regime, shrink=True)
     write_calibration(model_dir, cal, examples=len(texts))
-    learned = LaserModel(model_dir, threads=threads)
+    apply(learned, cal)  # as laser.json now says
     base = LaserModel(base_dir, threads=threads)
     mine = [learned.finish(r, ref, reg) for (r, ref), reg in zip(raw, regimes, strict=True)]
     theirs = base.predict(texts)
@@ -286,7 +290,7 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
     ``out_dir/train_report.json``. ``say``: one line per stage (progress); ``new_every``:
     :func:`split_history`'s (0: no name held out, the cold regime calibrated on the
     held-back runs' cold texts)."""
-    from laser_ci.predictors.lm import read_config
+    from laser_ci.predictors.lm import load_reference, prompt_references, read_config
     from laser_ci.text.numbers import NumberCodec
     from laser_ci.text.tokenize import load_tokenizer
     from laser_ci.training.config import base_prompt, prompt_codec
@@ -310,8 +314,6 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
         cfg = replace(cfg, **base_prompt(base_cfg))
     except ValueError as exc:
         raise click.ClickException(f"{base}: {exc}") from None
-    from laser_ci.predictors.lm import load_reference, prompt_references
-
     codec = NumberCodec(**base_cfg["codec"])
     acc = _accelerator(cfg, device)
     tok = load_tokenizer(base / "tokenizer.json")
