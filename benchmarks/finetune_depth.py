@@ -256,9 +256,6 @@ def main() -> None:
                     help="laser-ci finetune --minutes: the whole learning's budget")
     ap.add_argument("--epochs", type=int, default=FINETUNE_CONFIG.epochs)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--new-every", type=int, default=None,
-                    help="learn_repository's names held out for calibration: one in N "
-                         "(0: none) [laser_ci.training.learn.NEW_EVERY]")
     ap.add_argument("--out", default=str(ROOT / "runs" / "finetune_depth"))
     ap.add_argument("--reuse", action="store_true",
                     help="score a size's model already in OUT instead of fine-tuning again")
@@ -297,7 +294,7 @@ def main() -> None:
         t = time.time()
         if not (args.reuse and (model_dir / "laser.json").is_file()):
             log = learn_repository(where / "train", args.base, model_dir, cfg, device="cpu",
-                                   minutes=args.minutes, new_every=args.new_every,
+                                   minutes=args.minutes,
                                    say=lambda line: print(f"  {line}", flush=True))
             info = {"seconds": round(time.time() - t), "data": log["data"],
                     "learned": log["learned"],

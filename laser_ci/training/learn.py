@@ -284,12 +284,9 @@ def _one_repository(examples: Sequence[Any], given: str | None) -> tuple[str, li
 def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLike[str],
                      out_dir: str | os.PathLike[str], cfg: Any, *, minutes: float = 20.0,
                      device: str = "auto", repository: str | None = None,
-                     new_every: int | None = None,
                      say: Callable[[str], None] = lambda _s: None) -> dict[str, Any]:
     """Learn one repository's history (module doc); returns the report also written to
-    ``out_dir/train_report.json``. ``say``: one line per stage (progress); ``new_every``:
-    :func:`split_history`'s (0: no name held out, the cold regime calibrated on the
-    held-back runs' cold texts)."""
+    ``out_dir/train_report.json``. ``say``: one line per stage (progress)."""
     from laser_ci.predictors.lm import load_reference, prompt_references, read_config
     from laser_ci.text.numbers import NumberCodec
     from laser_ci.text.tokenize import load_tokenizer
@@ -324,7 +321,7 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
     repo, examples = _one_repository(examples, repository)
     if len(examples) < 5:
         raise click.ClickException(f"{data_dir}: only {len(examples)} labeled examples")
-    split = split_history(examples, new_every=new_every)
+    split = split_history(examples)
     if not split.train or not split.val:
         raise click.ClickException(f"{data_dir}: too few runs to hold the latest back "
                                    f"({len({e.run_id for e in examples})} runs)")
