@@ -308,6 +308,24 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
     return evidence_runs
 
 
+def _own_rule(pairs: Sequence[tuple[JobInstance, Workflow]],
+              warm: Sequence[tuple[int | None, str | None, Failures | None]],
+              history: HistoryIndex | None,
+              offsets: dict[str, tuple[float, float]]) -> dict[int, Runtime]:
+    """The runtime of each job that its own runs predict with a calibrated band of their
+    own (:func:`laser_ci.predictors.own_runs.own_runtime`), by index: the predictor's
+    prediction of these jobs would be replaced, so it is not computed."""
+    from laser_ci.predictors.own_runs import own_runtime
+
+    ruled: dict[int, Runtime] = {}
+    for k, ((job, wf), (_n, source, _f)) in enumerate(zip(pairs, warm, strict=True)):
+        if source == "own":
+            got = own_runtime(_past_of(job, wf, history), offsets, None)
+            if got is not None:
+                ruled[k] = got[0]
+    return ruled
+
+
 def _with_own_runs(pairs: Sequence[tuple[JobInstance, Workflow]], runtimes: list[Runtime],
                    warm: Sequence[tuple[int | None, str | None, Failures | None]],
                    history: HistoryIndex | None,
@@ -368,10 +386,15 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     prepared = [_job_text_from(job, wf, profile, history) for job, wf in pairs]
     texts = [t for t, _, _, _ in prepared]
     warm = [(n, source, failures) for _, n, source, failures in prepared]
-    runtimes = list(predictor.predict(texts)) if texts else []
+    ruled: dict[int, Runtime] = {}  # the jobs their own runs predict: the model is not asked
     if own_runs and any(source == "own" for _n, source, _f in warm):
         offsets = _bands(offsets)
-        _with_own_runs(pairs, runtimes, warm, history, offsets)
+        ruled = _own_rule(pairs, warm, history, offsets)
+    asked = [k for k in range(len(texts)) if k not in ruled]
+    got = iter(predictor.predict([texts[k] for k in asked]) if asked else [])
+    runtimes = [ruled[k] if k in ruled else next(got) for k in range(len(texts))]
+    if own_runs and len(ruled) < sum(source == "own" for _n, source, _f in warm):
+        _with_own_runs(pairs, runtimes, warm, history, _bands(offsets))
     evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
                                    offsets)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.

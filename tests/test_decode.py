@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import threading
 from pathlib import Path
 
 import bench
@@ -844,6 +845,48 @@ def test_shared_prefixes_change_no_sample(batch_jobs: int, stratified: bool):
     alone = sample_numbers(FakeDecoder(len(codec.all_tokens())), [split[4][1]], sk,
                            shared=[split[4][0]], **kw)
     np.testing.assert_array_equal(alone[0], plain[4])
+
+
+class ThreadedDecoder(FakeDecoder):
+    """A :class:`FakeDecoder` that notes which thread ran each pass."""
+
+    def __init__(self, columns: int) -> None:
+        super().__init__(columns)
+        self.threads: set[int] = set()
+        self.guard = threading.Lock()  # FakeDecoder.calls is a list: one append at a time
+
+    def forward(self, input_ids, position_ids, bias, past):
+        with self.guard:
+            self.threads.add(threading.get_ident())
+            return super().forward(input_ids, position_ids, bias, past)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("with_shared", [False, True])
+def test_workers_decode_buckets_on_threads_with_the_same_samples(workers: int,
+                                                                  with_shared: bool):
+    """Several workers cut the jobs into at least that many buckets and decode them on
+    threads of their own; every job's samples and the passes' totals are those of one
+    worker."""
+    codec = DEFAULT_CODEC
+    sk = make_skeleton(codec)
+    rng = np.random.default_rng(11)
+    heads = [[EOS, *rng.integers(3, 11, n).tolist()] for n in (9, 4)]
+    tails = [rng.integers(3, 11, rng.integers(1, 6)).tolist() + [SEP] for _ in range(7)]
+    kw: dict = dict(num_samples=16, seed=3, stratified=True, exact_last=True)
+    if with_shared:
+        kw["shared"] = [heads[k % 2] for k in range(7)]
+    else:
+        tails = [[EOS, *t] for t in tails]
+    one, many = DecodeStats(), DecodeStats()
+    alone = sample_numbers(FakeDecoder(len(codec.all_tokens())), tails, sk, stats=one, **kw)
+    dec = ThreadedDecoder(len(codec.all_tokens()))
+    got = sample_numbers(dec, tails, sk, stats=many, workers=workers, **kw)
+    for a, b in zip(alone, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert len(many.passes_per_batch) >= workers
+    assert len(dec.threads) > 1  # the buckets ran on threads of their own
+    assert many.prefixes == one.prefixes and many.shared_tokens == one.shared_tokens
 
 
 def test_prefix_store_carries_caches_across_calls_and_drops_the_oldest():

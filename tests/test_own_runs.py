@@ -26,7 +26,7 @@ from laser_ci.predictors.own_runs import (
     window,
 )
 from laser_ci.report.tables import _group_history
-from laser_ci.text.history import HistoryIndex, PastRuns
+from laser_ci.text.history import HistoryIndex, PastRuns, parse_history
 from laser_ci.workflows.parse import DiskFiles
 
 OK, FAIL = "success", "failure"
@@ -104,6 +104,9 @@ def test_band_of_the_bucket_else_pooled_else_the_predictors_width() -> None:
     # every run failed: nothing to say how long until it passes, the predictor's stands
     assert own_runtime(_past([10.0, 12.0], [FAIL, FAIL]), offsets, warm) is None
     assert own_runtime(None, offsets, warm) is None
+    # no calibrated band and no warm prediction yet: the estimate asks the predictor first
+    assert own_runtime(past, {}, None) is None
+    assert own_runtime(past, offsets, None) == own_runtime(past, offsets, warm)
 
 
 def test_the_shipped_bands_calibrate_every_bucket(tmp_path: Path) -> None:
@@ -138,9 +141,13 @@ class HistoryRecent:
 
     name = "stub-recent"
 
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
     def predict(self, texts):
         from laser_ci.text.history import parse_history
 
+        self.asked += texts
         out = []
         for t in texts:
             h = parse_history(t)
@@ -183,12 +190,29 @@ def test_a_busy_job_with_a_slow_afternoon_gets_its_usual_time(tmp_path: Path) ->
                                                                               rel=1e-3)
 
 
+def test_the_predictor_is_not_asked_for_the_jobs_their_own_runs_predict(tmp_path) -> None:
+    """Its warm prediction of them would be replaced: only the new job's text and the
+    cold text of the job with runs (the evidence's residual) are asked for."""
+    root = _repo(tmp_path)
+    (root / PATH).write_text(CI + "  lint:\n    runs-on: ubuntu-latest\n    steps:\n"
+                             "      - run: make lint\n", encoding="utf-8")
+    history = HistoryIndex(jobs={(PATH, "build"): _past([100.0, 110.0, 120.0])},
+                           workflows={})
+    stub = HistoryRecent()
+    result = estimate_paths([str(root)], repo_root=str(root), predictor=stub, history=history)
+    assert _build(result)["history_source"] == "own"
+    assert _build(result)["runtime_s"]["p50"] == pytest.approx(110.0)
+    assert len(stub.asked) == 2 and not any(parse_history(t) for t in stub.asked)
+
+
 def test_a_job_whose_runs_all_failed_keeps_the_predictors_warm_prediction(tmp_path) -> None:
     history = HistoryIndex(jobs={(PATH, "build"): _past([30.0, 40.0, 50.0], [FAIL] * 3)},
                            workflows={})
     root = _repo(tmp_path)
-    job = _build(estimate_paths([str(root)], repo_root=str(root), predictor=HistoryRecent(),
+    stub = HistoryRecent()
+    job = _build(estimate_paths([str(root)], repo_root=str(root), predictor=stub,
                                 history=history))
+    assert len(stub.asked) == 1 and parse_history(stub.asked[0])  # its warm text
     assert job["history_source"] == "own"
     assert (job["runtime_s"]["p10"], job["runtime_s"]["p50"], job["runtime_s"]["p90"]) == \
         pytest.approx((20.0, 40.0, 80.0))

@@ -62,8 +62,10 @@ of the graph written by :mod:`laser_ci.training.export`.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -351,7 +353,8 @@ class PrefixStore:
 class _Prefixes:
     """The KV caches of the distinct shared prefixes, each computed alone (one row, one
     pass) when first asked for (or found in ``store``) and dropped after the last prompt
-    that reads it."""
+    that reads it. Buckets decoded on several threads take turns (:meth:`batch` holds a
+    lock)."""
 
     def __init__(self, decoder: Decoder, shared: Sequence[tuple[int, ...]],
                  store: PrefixStore | None = None) -> None:
@@ -362,6 +365,7 @@ class _Prefixes:
             self.left[key] = self.left.get(key, 0) + 1
         self.cache: dict[tuple[int, ...], Past] = {}
         self.stats = DecodeStats()
+        self.lock = threading.Lock()
 
     def get(self, key: tuple[int, ...]) -> Past:
         if key not in self.cache and self.store is not None:
@@ -385,6 +389,10 @@ class _Prefixes:
     def batch(self, keys: Sequence[tuple[int, ...]]) -> tuple[Past, np.ndarray, np.ndarray]:
         """(past, visible [jobs, longest], lengths) for one row per key: each prefix's
         cache, right-padded to the longest; then each key counts as read once."""
+        with self.lock:
+            return self._batch(keys)
+
+    def _batch(self, keys: Sequence[tuple[int, ...]]) -> tuple[Past, np.ndarray, np.ndarray]:
         longest = max(len(k) for k in keys)
         pasts = [self.get(k) for k in keys if k]
         template = pasts[0] if pasts else self.decoder.empty_past(1)
@@ -499,6 +507,7 @@ def sample_numbers(
     shared: Sequence[Sequence[int]] | None = None,
     prefix_store: PrefixStore | None = None,
     exact_last: bool = False,
+    workers: int = 1,
 ) -> list[np.ndarray]:
     """``num_samples`` sampled values per prompt (sorted), with the constrained loop.
 
@@ -506,7 +515,10 @@ def sample_numbers(
     ``shared``, each prompt is ``shared[i] + prompts[i]`` and the distinct ``shared``
     prefixes are computed once (see the module doc; the samples are those of the whole
     prompt's ids, however it is split); ``prefix_store`` keeps their caches for later
-    calls. ``stratified`` and ``exact_last``: see the module doc.
+    calls. ``stratified`` and ``exact_last``: see the module doc. ``workers`` > 1 decodes
+    that many buckets at a time, each on a thread of its own (a decoder whose ``forward``
+    may run concurrently, as an onnxruntime session may), with the jobs cut into at least
+    that many buckets; a job's samples do not depend on its bucket, so they are the same.
     """
     ordered = stratified
     codec = skeleton.codec
@@ -536,12 +548,16 @@ def sample_numbers(
     whole = [list(h) + list(p) for h, p in zip(heads, prompts, strict=True)] if heads else \
         [list(p) for p in prompts]
     cache = _Prefixes(decoder, heads, prefix_store) if heads and any(heads) else None
+    if workers > 1:  # at least one bucket per worker
+        max_batch_jobs = min(max_batch_jobs, max(1, -(-len(prompts) // workers)))
     if cache is not None and heads is not None:
         groups = prefix_buckets(heads, [len(h) + len(o) for h, o in zip(heads, own, strict=True)],
                                 max_batch_tokens, max_batch_jobs)
     else:
         groups = buckets([len(p) for p in own], max_batch_tokens, max_batch_jobs)
-    for bucket in groups:
+
+    def decode(bucket: list[int]) -> tuple[list[np.ndarray], DecodeStats]:
+        """One bucket's samples (in its order) and what its passes cost."""
         ids, mask = left_pad([own[i] for i in bucket], pad_id)
         past = cache.batch([heads[i] for i in bucket]) if cache and heads else None
         tree = _Tree(decoder, ids, mask, past)
@@ -590,18 +606,24 @@ def sample_numbers(
                         children.append(_Branch(b.job, int(row[t]), [*b.tokens, tok], b.cache,
                                                 b.seen, [skeleton.token_ids[tok]], None))
             branches = children
-        if exact_last:
-            for k, i in enumerate(bucket):
-                results[i] = mixture_quantiles(leaves[k], num_samples)
-        else:
-            values: list[list[float]] = [[] for _ in bucket]
-            for b in branches:
-                values[b.job].extend([value_of(b.tokens)] * b.count)
-            for k, i in enumerate(bucket):
-                results[i] = np.sort(np.asarray(values[k], dtype=np.float64))
         tree.stats.passes_per_batch.append(tree.stats.forward_passes)
+        if exact_last:
+            return [mixture_quantiles(leaf, num_samples) for leaf in leaves], tree.stats
+        values: list[list[float]] = [[] for _ in bucket]
+        for b in branches:
+            values[b.job].extend([value_of(b.tokens)] * b.count)
+        return [np.sort(np.asarray(v, dtype=np.float64)) for v in values], tree.stats
+
+    if workers > 1 and len(groups) > 1:  # each bucket's passes on a thread of its own
+        with ThreadPoolExecutor(min(workers, len(groups))) as pool:
+            done = list(pool.map(decode, groups))
+    else:
+        done = [decode(bucket) for bucket in groups]
+    for bucket, (samples, bucket_stats) in zip(groups, done, strict=True):
+        for k, i in enumerate(bucket):
+            results[i] = samples[k]
         if stats is not None:
-            stats.add(tree.stats)
+            stats.add(bucket_stats)
     if stats is not None and cache is not None:
         stats.add(cache.stats)
     return results

@@ -285,7 +285,10 @@ class LaserModel:
         self.reference_model: Any = None
         if cold_reference is not None:
             self.reference_model = load_reference(self.model_dir)
-        self.session = make_session(self.model_dir / model_file, threads)
+        # one thread per run, `threads` runs at a time (buckets of jobs side by side): this
+        # graph's small passes split across threads gain little (benchmarks/estimate_100.py)
+        self.threads = max(1, int(threads))
+        self.session = make_session(self.model_dir / model_file, 1)
         self.decoder = OnnxDecoder(self.session)
         with _reading(config_path):
             head_tokens: list[str] = self.config["head_tokens"]
@@ -340,6 +343,7 @@ class LaserModel:
             stratified=self.sampling == "stratified",
             exact_last=self.exact_last,
             max_batch_jobs=self.batch_jobs,
+            workers=self.threads,
         )
         self.last_stats = stats
         refs = [self.prompt.reference(t) for t in texts]

@@ -80,17 +80,20 @@ def offsets_for(n: int, offsets: Mapping[str, tuple[float, float]]) -> tuple[flo
 
 
 def own_runtime(past: PastRuns | None, offsets: Mapping[str, tuple[float, float]],
-                warm: Runtime) -> tuple[Runtime, int] | None:
+                warm: Runtime | None) -> tuple[Runtime, int] | None:
     """The runtime of a job from its own runs, and how many successful runs it rests on;
     None where it has none (``warm``, the predictor's prediction, stands). The band is the
     calibrated one of its history size (``offsets``); without one, ``warm``'s width around
-    the new p50."""
+    the new p50 (None without ``warm`` either: ask again with the predictor's, which
+    ``laser-ci estimate`` computes only for the jobs this leaves)."""
     runs = passing_runs(past)
     mu = own_log_p50(runs)
     if mu is None:
         return None
     band = offsets_for(len(runs), offsets)
     if band is None:
+        if warm is None:
+            return None
         base = math.log(max(warm.p50, 1.0))
         band = (math.log(max(warm.p10, 1.0)) - base, math.log(max(warm.p90, 1.0)) - base)
     lo, hi = min(band[0], 0.0), max(band[1], 0.0)
