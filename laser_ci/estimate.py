@@ -58,7 +58,13 @@ from laser_ci.sizing.advice import (
 from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, load_runner_prices, summarize
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
-from laser_ci.sizing.usage import usage_advice, usage_from_rows, usage_summary, with_usage
+from laser_ci.sizing.usage import (
+    predicted_advice,
+    usage_advice,
+    usage_from_rows,
+    usage_summary,
+    with_usage,
+)
 from laser_ci.text.history import Failures, HistoryIndex, PastRuns, RunJob
 from laser_ci.text.serialize import serialize_job
 from laser_ci.workflows import names, runtime_matrix
@@ -132,7 +138,8 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "definition": _definition(job),
     }  # + "history_runs": earlier runs the prediction saw (None: cold start), "history_source"
     # and "history_failures": how its own earlier runs ended (Failures.to_json; None: unknown)
-    # and "usage": its measured runs' p50/p90 per measure (laser_ci.sizing.usage.usage_summary)
+    # and "usage": its measured runs' p50/p90 per measure (laser_ci.sizing.usage.usage_summary),
+    # with "predicted" where none is measured and the model writes usage (_predicted_usage)
 
 
 def _definition(job: JobInstance) -> str:
@@ -227,7 +234,7 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
     if usage is not None and job.events != () and not job.remote_workflow:
         advice = with_usage(advice, usage) + usage_advice(
             usage, runner, runtime, visibility=opts.visibility, monthly=monthly,
-            docker=_needs_docker(job))
+            docker=_needs_docker(job)) + predicted_advice(usage, runner)
     fields = {"runner": runner.to_json(), **cost.to_json(), "advice": [a.to_json() for a in advice]}
     if usage is not None:
         fields["usage"] = usage
@@ -306,6 +313,25 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
         evidence_runs[k] = res.runs
         warm[k] = (None, res.source, None)  # their runs are counted in evidence_runs
     return evidence_runs
+
+
+def _predicted_usage(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequence[str],
+                     runtimes: Sequence[Runtime], predictor: Predictor,
+                     history: HistoryIndex | None) -> list[dict[str, Any] | None]:
+    """What each job without measured runs will use, from a model that writes usage after
+    the runtime (a model ``laser-ci finetune`` learned from measured runs,
+    :meth:`laser_ci.predictors.lm.LaserModel.predict_usage`), read after its runtime;
+    None for the others and from any other predictor."""
+    out: list[dict[str, Any] | None] = [None] * len(pairs)
+    predict = getattr(predictor, "predict_usage", None)
+    if predict is None or not getattr(getattr(predictor, "prompt", None), "targets", ()):
+        return out
+    ask = [k for k, (job, wf) in enumerate(pairs)
+           if history is None or not history.usage.get((wf.path, job.name))]
+    for k, got in zip(ask, predict([texts[k] for k in ask], [runtimes[k] for k in ask])
+                      if ask else [], strict=True):
+        out[k] = {key: {q: round(v, 3) for q, v in band.items()} for key, band in got.items()}
+    return out
 
 
 def _own_rule(pairs: Sequence[tuple[JobInstance, Workflow]],
@@ -397,6 +423,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         _with_own_runs(pairs, runtimes, warm, history, _bands(offsets))
     evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
                                    offsets)
+    predicted = _predicted_usage(pairs, texts, runtimes, predictor, history)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
     others = (_OtherRunners(predictor, profile, history)
               if predicts_runner_sizes(predictor) else None)
@@ -422,6 +449,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                                                        warm[i - len(wf.jobs): i], strict=True):
             usage = usage_summary(history.usage.get((wf.path, job.name), ())
                                   if history is not None else ())
+            if predicted[k] and not usage["measured_runs"]:
+                usage["predicted"] = {"model": predictor.name, **predicted[k]}
             # other runners' runtimes are predicted from the job's own text: comparable with
             # its p50 only where that p50 came from the same text (its own runs, or cold)
             lent = source not in ("own", None)

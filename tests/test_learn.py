@@ -112,16 +112,37 @@ def test_the_int8_graph_ships_within_its_tolerance(fp32, static, dynamic, want) 
     assert pick_graph({"fp32": fp32, "static": static, "dynamic": dynamic}) == want
 
 
+MEASURED = ("Unit Test", "integration")  # the jobs the measure step ran in
+
+
+def with_usage(runs: list[dict]) -> list[dict]:
+    """The measure step's records on the runs of the jobs named ``MEASURED*``: an
+    integration job peaks at about 3 GB and 2 cores, a unit-test shard at 1.5 GB and 1."""
+    rng = random.Random(5)
+    for row in runs:
+        for job in row["jobs"]:
+            if job["name"].startswith(MEASURED) and job["run_time_s"] > 0:
+                big = job["name"].startswith("integration")
+                job["usage"] = {
+                    "kind": "laser-ci-usage", "version": 1, "samples": 30,
+                    "cpu_cores_p95": (2.0 if big else 1.0) * rng.uniform(0.9, 1.1),
+                    "memory_peak_bytes": (3e9 if big else 1.5e9) * rng.uniform(0.9, 1.1),
+                    "memory_total_bytes": 16e9, "disk_used_baseline_bytes": 40e9,
+                    "disk_used_peak_bytes": 40e9 + (2e9 if big else 0.5e9), "duration_s": 60}
+    return runs
+
+
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory):
-    """``laser-ci finetune`` on 10 days of the fixture's history, from the shipped model."""
+    """``laser-ci finetune`` on 10 days of the fixture's history, from the shipped model;
+    some of its jobs measured (:func:`with_usage`)."""
     from click.testing import CliRunner
     from runtime_history import make_runs, write_folder
 
     from laser_ci.cli import main
 
     tmp = tmp_path_factory.mktemp("learn")
-    data = write_folder(tmp / "history", make_runs(days=10))
+    data = write_folder(tmp / "history", with_usage(make_runs(days=10)))
     out = tmp / "model"
     with pytest.MonkeyPatch.context() as mp:  # its few job names: hold some out
         mp.setattr("laser_ci.training.learn.NEW_EVERY", 3)
@@ -182,6 +203,52 @@ def test_estimate_uses_the_learned_model(learned, tmp_path) -> None:
     assert jobs and all(j["runtime_s"]["p10"] <= j["runtime_s"]["p50"] <= j["runtime_s"]["p90"]
                         for j in jobs)
     assert any(j.get("history_source") == "own" for j in jobs)
+
+
+@pytest.mark.train_extra
+def test_a_history_with_usage_teaches_cpu_memory_and_disk_after_the_runtime(learned,
+                                                                             tmp_path) -> None:
+    """Part 5: its measured runs make the model write usage after the runtime; estimate
+    reads it for the jobs without measurements, and says so in their runner advice."""
+    from click.testing import CliRunner
+
+    from laser_ci.cli import main
+    from laser_ci.predictors.base import Runtime
+    from laser_ci.predictors.lm import LaserModel, read_config
+    from laser_ci.sizing.usage import usage_line
+    from laser_ci.text.targets import USAGE_TARGETS
+
+    data, out, r = learned
+    assert read_config(out)["prompt"]["targets"] == list(USAGE_TARGETS)
+    assert "it also writes cpu_cores, memory_gb, disk_gb after the runtime" in r.output
+    usage = read_config(out)["learned"]["usage"]
+    assert usage["measured_job_runs"] > 0 and usage["figures"]["runs"] > 0
+    for key in USAGE_TARGETS:
+        assert set(usage["figures"][key]) == {"learned", "median of measured runs"}
+    model = LaserModel(out)
+    (got,) = model.predict_usage(["task: job\n"], [Runtime(60.0, 120.0, 240.0)])
+    assert set(got) == set(USAGE_TARGETS)
+    assert all(0 < v["p50"] <= v["p90"] for v in got.values())
+    repo = ROOT / "tests" / "fixtures" / "repos" / "runtime-matrix"
+    r = CliRunner().invoke(main, ["estimate", str(repo), "--model", str(out), "--history",
+                                  str(data), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    jobs = {j["name"]: j for wf in json.loads(r.stdout)["workflows"] for j in wf["jobs"]}
+    lint, measured = jobs["lint"], next(j for n, j in jobs.items() if n.startswith(MEASURED))
+    assert lint["usage"]["measured_runs"] == 0
+    assert lint["usage"]["predicted"]["model"] == model.name
+    assert set(lint["usage"]["predicted"]) == {"model", *USAGE_TARGETS}
+    assert measured["usage"]["measured_runs"] > 0 and "predicted" not in measured["usage"]
+    assert all(0 < v["p50"] <= v["p90"] for k, v in lint["usage"]["predicted"].items()
+               if k != "model")
+    n = sum("predicted" in j["usage"] for j in jobs.values())
+    assert usage_line(list(jobs.values())).endswith(
+        f"; {n} predicted by the model learned from them")  # the PR comment's usage line
+    # the shipped model writes the runtime alone: nothing predicted
+    r = CliRunner().invoke(main, ["estimate", str(repo), "--history", str(data), "--format",
+                                  "json"])
+    jobs = {j["name"]: j for wf in json.loads(r.stdout)["workflows"] for j in wf["jobs"]}
+    assert "predicted" not in jobs["lint"]["usage"]
 
 
 def test_a_history_of_several_repositories_needs_repo(tmp_path) -> None:

@@ -19,8 +19,11 @@ from laser_ci.sizing.cost import MonthlyRuns
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.usage import (
     NOT_MEASURED,
+    predicted_advice,
+    predicted_words,
     usage_advice,
     usage_from_rows,
+    usage_line,
     usage_summary,
     with_usage,
 )
@@ -204,3 +207,45 @@ def test_the_measure_steps_zip_reads_back(tmp_path) -> None:
 
     rec = record_from_zip(base64.b64decode(out.stdout))
     assert rec is not None and rec["memory_peak_bytes"] == 1.9 * GB
+
+
+PREDICTED = {"model": "laser-lm", "cpu_cores": {"p50": 1.2, "p90": 1.9},
+             "memory_gb": {"p50": 5.1, "p90": 6.4}, "disk_gb": {"p50": 0.4, "p90": 0.9}}
+
+
+@pytest.mark.parametrize(("mem_p90", "measured", "advised"), [
+    (6.4, 0, False),  # of ubuntu-latest's 16 GB (public): not near
+    (14.0, 0, True),
+    (13.6, 0, True),  # 85% of 16 GB
+    (13.5, 0, False),
+    (14.0, 3, False),  # measured runs say more than a prediction
+])
+def test_a_predicted_peak_near_the_runners_memory_asks_to_measure(mem_p90, measured,
+                                                                  advised) -> None:
+    runner = resolve_runner("ubuntu-latest", visibility="public")
+    assert runner.ram_gb == 16
+    summary = {"measured_runs": measured,
+               "predicted": {**PREDICTED, "memory_gb": {"p50": 5.0, "p90": mem_p90}}}
+    got = predicted_advice(summary, runner)
+    assert bool(got) == advised
+    if got:
+        (a,) = got
+        assert a.kind == "usage" and a.suggested["rule"] == "predicted-near-memory"
+        assert a.assumptions == (predicted_words(summary),)
+
+
+def test_predicted_usage_in_words_and_in_the_usage_line() -> None:
+    summary = {"measured_runs": 0, "predicted": PREDICTED}
+    assert predicted_words(summary) == (
+        "predicted, not measured: up to 1.9 cores, 6.4 GB of memory, 0.9 GB of disk added "
+        "(p90 of `laser-lm`, learned from this repository's measured runs)")
+    assert predicted_words({"measured_runs": 0}) == ""
+    from laser_ci.sizing.advice import Advice
+
+    runner_advice = Advice("runner", "x", {}, ())
+    (a,) = with_usage([runner_advice], summary)
+    assert a.assumptions == (NOT_MEASURED, predicted_words(summary))
+    jobs = [{"usage": summary}, {"usage": {"measured_runs": 0}}]
+    assert usage_line(jobs) == ("Usage: **1 of 2 jobs predicted** by the model learned from "
+                                "this repository's measured runs")
+    assert usage_line([{"usage": {"measured_runs": 0}}]) == ""

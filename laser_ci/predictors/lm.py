@@ -48,6 +48,7 @@ import numpy as np
 
 from laser_ci.predictors.base import Runtime
 from laser_ci.text.history import config_changed, parse_history
+from laser_ci.text.targets import USAGE_TARGETS
 
 CONFIG_NAME = "laser.json"
 MODEL_FILE = "model.onnx"
@@ -281,7 +282,11 @@ class LaserModel:
                 cold_reference=cold_reference is not None,
                 layout=str(prompt.get("layout", "serial")),
                 warm_anchor=str(prompt.get("warm_anchor", "median")),
+                targets=tuple(str(t) for t in prompt.get("targets", ())),
             )
+            if unknown := set(self.prompt.targets) - set(USAGE_TARGETS):
+                raise ModelFileError(f"{self.model_dir}: prompt.targets {sorted(unknown)}, "
+                                     f"expected some of {USAGE_TARGETS}")
         self.reference_model: Any = None
         if cold_reference is not None:
             self.reference_model = load_reference(self.model_dir)
@@ -349,6 +354,41 @@ class LaserModel:
         refs = [self.prompt.reference(t) for t in texts]
         return [(s, None) if r is None else (s * r, r * RATIO_CENTER)
                 for s, r in zip(out, refs, strict=True)]
+
+    def predict_usage(self, texts: Sequence[str], runtimes: Sequence[Runtime],
+                      ) -> list[dict[str, dict[str, float]]]:
+        """What each job will use (:mod:`laser_ci.text.targets`: ``{target: {"p50", "p90"}}``),
+        written after its runtime's p50 as the model was taught: each target sampled as the
+        runtime is (the same constrained loop, its key prefix-filled), the prompt reading
+        the runtime and the earlier targets' medians. Empty dicts from a model that writes
+        the runtime alone (``laser.json`` without ``prompt.targets``)."""
+        from laser_ci.predictors.decode import Skeleton, sample_numbers
+
+        if not self.prompt.targets or not texts:
+            return [{} for _ in texts]
+        texts = self.prompt_texts(texts)
+        segments = self.prompt.encode_segments(texts)
+        refs = [self.prompt.reference(t) for t in texts]
+        got: list[dict[str, float]] = [{} for _ in texts]
+        out: list[dict[str, dict[str, float]]] = [{} for _ in texts]
+        for key in self.prompt.targets:
+            skeleton = Skeleton(self.codec, self.prompt.segments[key], self.prompt.token_ids,
+                                self.skeleton.columns)
+            prompts = [own + self.prompt.written(rt.p50, ref, done)[0]
+                       for (_h, own), rt, ref, done in zip(segments, runtimes, refs, got,
+                                                           strict=True)]
+            samples = sample_numbers(
+                self.decoder, prompts, skeleton,
+                shared=[h for h, _ in segments] if any(h for h, _ in segments) else None,
+                prefix_store=self.prefix_store, num_samples=self.num_samples,
+                temperature=self.temperature, seed=self.seed, pad_id=self.prompt.pad_id,
+                stratified=self.sampling == "stratified", exact_last=self.exact_last,
+                max_batch_jobs=self.batch_jobs, workers=self.threads)
+            for k, s in enumerate(samples):
+                p50, p90 = (float(np.quantile(s, q)) for q in (0.5, 0.9))
+                got[k][key] = p50
+                out[k][key] = {"p50": p50, "p90": p90}
+        return out
 
     def prompt_texts(self, texts: Sequence[str]) -> list[str]:
         """The texts as this model reads them: with the ``outcome: success`` line and, for

@@ -229,20 +229,65 @@ def _smaller(summary: Mapping[str, Any], runner: Runner, runtime: Runtime,
 
 def with_usage(advice: Sequence[Advice], summary: Mapping[str, Any]) -> list[Advice]:
     """``advice`` with, where the job has no measurements, :data:`NOT_MEASURED` among the
-    assumptions of its runner advice (kinds ``runner`` and ``slim``)."""
+    assumptions of its runner advice (kinds ``runner`` and ``slim``), and what a model
+    learned from the repository's measured runs predicts it will use, where one did
+    (``predicted``: :func:`predicted_words`)."""
     if summary.get("measured_runs"):
         return list(advice)
-    return [replace(a, assumptions=(*a.assumptions, NOT_MEASURED))
+    notes = (NOT_MEASURED,) + ((words,) if (words := predicted_words(summary)) else ())
+    return [replace(a, assumptions=(*a.assumptions, *notes))
             if a.kind in ("runner", "slim") else a for a in advice]
+
+
+def predicted_advice(summary: Mapping[str, Any], runner: Runner) -> list[Advice]:
+    """For a job without measurements whose predicted peak memory (``predicted``, the p90
+    of a learned model, :func:`predicted_words`) is near the runner's memory: a word to
+    measure it before relying on that runner. Nothing otherwise: a prediction alone moves
+    no job to another runner."""
+    got = summary.get("predicted")
+    mem = got.get("memory_gb") if isinstance(got, Mapping) else None
+    if summary.get("measured_runs") or not isinstance(mem, Mapping) or not runner.ram_gb:
+        return []
+    p90 = float(mem.get("p90") or 0.0)
+    if p90 < NEAR_LIMIT * runner.ram_gb:
+        return []
+    return [Advice("usage", f"predicted to peak at {p90:.1f} GB of memory, near the "
+                   f"{runner.ram_gb:g} GB of `{runner.label}`: measure it (the measure step) "
+                   "before relying on this runner.",
+                   {"rule": "predicted-near-memory", "memory_gb_p90": round(p90, 2),
+                    "ram_gb": runner.ram_gb}, (predicted_words(summary),))]
+
+
+def predicted_words(summary: Mapping[str, Any]) -> str:
+    """The usage a learned model predicts for a job without measurements, in words (its p90
+    of each target, :mod:`laser_ci.text.targets`); empty without a prediction."""
+    got = summary.get("predicted")
+    if not isinstance(got, Mapping):
+        return ""
+    said = []
+    for key, unit in (("cpu_cores", "cores"), ("memory_gb", "GB of memory"),
+                      ("disk_gb", "GB of disk added")):
+        band = got.get(key)
+        if isinstance(band, Mapping) and isinstance(band.get("p90"), (int, float)):
+            said.append(f"{band['p90']:.1f} {unit}")
+    if not said:
+        return ""
+    return (f"predicted, not measured: up to {', '.join(said)} (p90 of `{got.get('model')}`, "
+            "learned from this repository's measured runs)")
 
 
 def usage_line(jobs: Sequence[Mapping[str, Any]]) -> str:
     """One line for the report over the jobs of an estimate (their JSON): how many are
-    measured and what the measurements say; empty when none is measured."""
+    measured and what the measurements say, and how many a learned model predicts; empty
+    when none is either."""
     measured = [j for j in jobs if isinstance(j.get("usage"), Mapping)
                 and j["usage"].get("measured_runs")]
+    predicted = sum(isinstance(j.get("usage"), Mapping) and "predicted" in j["usage"]
+                    for j in jobs)
     if not measured:
-        return ""
+        return (f"Usage: **{predicted} of {len(jobs)} job{'s' if len(jobs) != 1 else ''} "
+                "predicted** by the model learned from this repository's measured runs"
+                ) if predicted else ""
     rules: dict[str, int] = {}
     for job in measured:
         for a in job.get("advice") or ():
@@ -255,4 +300,5 @@ def usage_line(jobs: Sequence[Mapping[str, Any]]) -> str:
     n = len(jobs)
     return (f"Usage: **{len(measured)} of {n} job{'s' if n != 1 else ''} measured** (CPU, "
             "memory and disk of their earlier runs)" + (": " + ", ".join(said) + " (see the "
-                                                        "advice)" if said else ""))
+                                                        "advice)" if said else "")
+            + (f"; {predicted} predicted by the model learned from them" if predicted else ""))

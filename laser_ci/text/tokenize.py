@@ -78,7 +78,7 @@ to them), and each generated position is exactly one token. This module imports 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,12 +188,16 @@ class PromptCodec:
     # the (pad, start, separator) tokens: this tokenizer's SPECIAL_TOKENS, or a pretrained
     # tokenizer's own (laser_ci.training.pretrained: Gemma's <pad>, <bos> and a newline)
     specials: tuple[str, str, str] = (PAD, EOS, SEP)
+    # usage targets written after the runtime (laser_ci.text.targets; () for runtime only)
+    targets: tuple[str, ...] = ()
     # filled in __post_init__
     pad_id: int = field(init=False)
     eos_id: int = field(init=False)
     sep_id: int = field(init=False)
     token_ids: dict[str, int] = field(init=False)  # codec token -> vocab id
     pieces: list[list[int] | int] = field(init=False)  # skeleton: fixed ids or a slot index
+    segments: dict[str, list[list[int] | int]] = field(init=False)  # each target's, after
+    close: list[int] = field(init=False)  # the output's closing piece
 
     def __post_init__(self) -> None:
         if self.warm_target not in WARM_TARGETS:
@@ -215,10 +219,15 @@ class PromptCodec:
             if len(ids) != 1:
                 raise ValueError(f"codec token {s!r} is not a single token: {ids}")
             self.token_ids[s] = ids[0]
-        self.pieces = [
-            t.encode(p, add_special_tokens=False).ids if isinstance(p, str) else p
-            for p in self.codec.skeleton()
-        ]
+        self.pieces = self._encoded(self.codec.skeleton())
+        skeleton = self.codec.skeleton()  # ['{"runtime_s": "', slots and fixed pieces, '"}']
+        self.segments = {key: self._encoded([f'", "{key}": "', *skeleton[1:-1]])
+                         for key in self.targets}
+        self.close = self.tokenizer.encode(str(skeleton[-1]), add_special_tokens=False).ids
+
+    def _encoded(self, pieces: Sequence[str | int]) -> list[list[int] | int]:
+        return [self.tokenizer.encode(p, add_special_tokens=False).ids if isinstance(p, str)
+                else p for p in pieces]
 
     @property
     def id_to_token(self) -> dict[int, str]:
@@ -384,19 +393,40 @@ class PromptCodec:
         value = h[anchor_field(h, self.warm_anchor)]
         return value / RATIO_CENTER if value > 0 else None
 
-    def target(self, value: float, reference: float | None = None) -> tuple[list[int], list[bool]]:
+    def target(self, value: float, reference: float | None = None,
+               usage: Mapping[str, float] | None = None) -> tuple[list[int], list[bool]]:
         """The skeleton ids for ``value`` (divided by ``reference``, if given) after the
-        prompt, and which ones are generated."""
-        tokens = self.codec.to_tokens(value / reference if reference else value)
+        prompt, and which ones are generated; with ``usage`` holding every one of the
+        model's :attr:`targets`, their values after the runtime (:mod:`laser_ci.text.targets`),
+        else the runtime alone."""
+        if usage is None or not self.targets or any(k not in usage for k in self.targets):
+            usage = {}
+        ids, generated = self.written(value, reference, usage)
+        return ids + self.close, generated + [False] * len(self.close)
+
+    def written(self, value: float, reference: float | None = None,
+                usage: Mapping[str, float] | None = None) -> tuple[list[int], list[bool]]:
+        """The output up to its closing piece: the runtime, then the values ``usage`` has of
+        the model's :attr:`targets`, in their order, up to the first it lacks (what
+        decoding a later target reads after the prompt)."""
         ids: list[int] = []
         generated: list[bool] = []
-        for p in self.pieces:
-            if isinstance(p, int):
-                ids.append(self.token_ids[tokens[p]])
-                generated.append(True)
-            else:
-                ids.extend(p)
-                generated.extend([False] * len(p))
+
+        def fill(pieces: Sequence[list[int] | int], v: float) -> None:
+            tokens = self.codec.to_tokens(v)
+            for p in pieces:
+                if isinstance(p, int):
+                    ids.append(self.token_ids[tokens[p]])
+                    generated.append(True)
+                else:
+                    ids.extend(p)
+                    generated.extend([False] * len(p))
+
+        fill(self.pieces[:-1], value / reference if reference else value)
+        for key in self.targets:
+            if usage is None or key not in usage:
+                break
+            fill(self.segments[key], usage[key])
         return ids, generated
 
     def decode_output(self, ids: Sequence[int]) -> str:

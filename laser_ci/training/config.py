@@ -68,6 +68,9 @@ class TrainConfig:
     mixed_precision: str = "no"
     max_val_decode: int = 0  # val examples decoded with the exported graph (0: none)
     num_samples: int = 16  # decoding samples per text (written to laser.json)
+    # usage targets written after the runtime (laser_ci.text.targets): `laser-ci finetune`
+    # sets them when the history holds enough measured runs
+    targets: tuple[str, ...] = ()
 
 
 # a cross-validation fold's fine-tune, and the shipped model's (--lm-ship)
@@ -79,7 +82,8 @@ def prompt_codec(tok: Any, codec: NumberCodec, cfg: TrainConfig,
     """The prompt layout ``cfg`` trains (and its exported folder reads)."""
     return PromptCodec(tok, codec, cfg.max_prompt_tokens, warm_target=cfg.warm_target,
                        outcome=cfg.outcome, cold_reference=cfg.cold_reference is not None,
-                       layout=cfg.layout, warm_anchor=cfg.warm_anchor, specials=specials)
+                       layout=cfg.layout, warm_anchor=cfg.warm_anchor, specials=specials,
+                       targets=tuple(cfg.targets))
 
 
 def codec_for(cfg: TrainConfig, codec: NumberCodec) -> NumberCodec:
@@ -101,4 +105,5 @@ def base_prompt(base_cfg: Mapping[str, Any]) -> dict[str, Any]:
             "outcome": bool(prompt.get("outcome", False)),
             "cold_reference": prompt.get("cold_reference"),
             "layout": str(prompt.get("layout", "serial")),
-            "warm_anchor": str(prompt.get("warm_anchor", "median"))}
+            "warm_anchor": str(prompt.get("warm_anchor", "median")),
+            "targets": tuple(str(t) for t in prompt.get("targets", ()))}

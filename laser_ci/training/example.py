@@ -36,6 +36,7 @@ class Example:
     text_warm: str | None = None  # the text with the history block; None: no earlier runs
     changed: bool | None = None  # workflow file changed since the latest earlier run
     created_at: str | None = None  # when the run began (collect writes it; orders runs)
+    usage: dict[str, float] | None = None  # what the run used (laser_ci.text.targets)
 
     @property
     def split(self) -> str:

@@ -52,9 +52,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from laser_ci.measure.record import parse_record
+from laser_ci.text.targets import usage_targets
 from laser_ci.training.example import KINDS, Example, filter_split
 
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: a job's usage targets
 T = TypeVar("T")
 
 
@@ -300,6 +302,7 @@ def examples_from_run(
                         runtime_s=t,
                         kind="job",
                         job_name=job.name,
+                        usage=usage_targets(parse_record(j.get("usage"))),
                         **jb,
                     )
                 )

@@ -386,6 +386,7 @@ def export_model(
     warm_target: str = "runtime",
     layout: str = "serial",
     warm_anchor: str = "median",
+    targets: Sequence[str] = (),
     num_samples: int = 16,
     sampling: str = "stratified",
     exact_last: bool = True,
@@ -479,7 +480,8 @@ def export_model(
         },
         "prompt": {"max_prompt_tokens": max_prompt_tokens, "warm_target": warm_target,
                    **({"layout": layout} if layout != "serial" else {}),
-                   **({"warm_anchor": warm_anchor} if warm_anchor != "median" else {})},
+                   **({"warm_anchor": warm_anchor} if warm_anchor != "median" else {}),
+                   **({"targets": list(targets)} if targets else {})},
         "codec": {
             "mantissa_digits": codec.mantissa_digits,
             "exponent_digits": codec.exponent_digits,

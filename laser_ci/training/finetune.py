@@ -39,6 +39,7 @@ class LabeledText:
     conclusion: str
     repo: str
     reference: float | None = None  # a cold text's reference runtime (cold_reference models)
+    usage: dict[str, float] | None = None  # what the run used (laser_ci.text.targets)
 
 
 def with_history_texts(train: Sequence[Any], val: Sequence[Any], cfg: TrainConfig,
@@ -65,11 +66,13 @@ def with_history_texts(train: Sequence[Any], val: Sequence[Any], cfg: TrainConfi
         if text is e.text_warm and rng.random() < cfg.scale_aug:
             factor = math.exp(rng.uniform(-cfg.scale_range, cfg.scale_range))
             text, runtime = rescaled(e, factor)
-        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo, reference))
+        tr.append(LabeledText(text, runtime, e.kind, e.conclusion, e.repo, reference,
+                              getattr(e, "usage", None)))
     va = []
     for e in val:
         text = e.text_warm if e.text_warm is not None else e.text
-        va.append(LabeledText(text, e.runtime_s, e.kind, e.conclusion, e.repo, ref(text, e)))
+        va.append(LabeledText(text, e.runtime_s, e.kind, e.conclusion, e.repo, ref(text, e),
+                              getattr(e, "usage", None)))
     return tr, va
 
 

@@ -24,7 +24,12 @@ with successful runs of its own is still predicted from them
 (:mod:`laser_ci.predictors.own_runs`, the best figure there is for it), and the learned
 model answers for the jobs without. ``laser.json`` ``learned`` records which
 repository and which runs it learned from, and its figures against the base on the runs
-it calibrated on (:class:`laser_ci.predictors.learned.LearnedInfo` reads it)."""
+it calibrated on (:class:`laser_ci.predictors.learned.LearnedInfo` reads it).
+
+Where at least :data:`MIN_MEASURED_RUNS` of the runs it learns from have usage records
+(the measure step's), the model also learns to write the run's CPU, memory and disk after
+its runtime (:mod:`laser_ci.text.targets`; ``laser.json`` ``prompt.targets``), and its
+figures on the held-back measured runs are recorded beside the runtime's."""
 
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ from typing import Any
 
 import click
 
+from laser_ci.text.targets import USAGE_TARGETS
+
 HELD_SHARE = 0.2  # the latest runs, never trained on: epoch choice and calibration
 NEW_EVERY = 10  # one job name in this many is held out of training (a new job's calibration)
 VAL_LOSS_MAX = 1000  # held-back texts whose loss picks the epoch
@@ -51,6 +58,7 @@ INT8_CHECK_TEXTS = 400  # held-back texts decoded by the fp32, static and dynami
 INT8_TOLERANCE = 0.02  # log-MAE an int8 graph may lose against fp32 and still ship
 CALIBRATION_PROMPTS = 128  # static int8: training prompts that set the activation scales
 STATIC_WEIGHTS = "s7"  # as the shipped model's (laser_ci.training.export.quantize_int8)
+MIN_MEASURED_RUNS = 20  # job runs with usage records that make the model write usage too
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,36 @@ def _figures(preds: Sequence[Any], examples: Sequence[Any]) -> dict[str, Any]:
     return {"runs": len(ok), "log_mae": _log_mae([r.p50 for r in band], truth),
             "coverage": coverage([r.p10 for r in band], [r.p90 for r in band], truth)
             if ok else None}
+
+
+def usage_figures(model_dir: Path, held: Sequence[Any], train: Sequence[Any],
+                  threads: int) -> dict[str, Any]:
+    """Part 5's check: on the held-back runs that were measured (at most
+    :data:`CAL_WARM_MAX`), the log-MAE of each usage target's p50 as the learned model writes
+    it after its own runtime, against the median of the measured runs it learned from
+    (what one would guess for any job without it); values under 0.01 count as 0.01."""
+    import numpy as np
+
+    from laser_ci.predictors.lm import LaserModel
+
+    measured = _sample([e for e in held if e.usage], CAL_WARM_MAX, 0)
+    out: dict[str, Any] = {"runs": len(measured)}
+    if not measured:
+        return out
+    model = LaserModel(model_dir, threads=threads)
+    texts = [e.text_warm or e.text for e in measured]
+    got = model.predict_usage(texts, model.predict(texts))
+
+    def err(pred: Sequence[float], truth: Sequence[float]) -> float:
+        a, b = (np.log(np.maximum(np.asarray(x, dtype=float), 0.01)) for x in (pred, truth))
+        return round(float(np.mean(np.abs(a - b))), 4)
+
+    for key in model.prompt.targets:
+        truth = [e.usage[key] for e in measured]
+        typical = float(np.median([e.usage[key] for e in train if e.usage]))
+        out[key] = {"learned": err([g[key]["p50"] for g in got], truth),
+                    "median of measured runs": err([typical] * len(truth), truth)}
+    return out
 
 
 @dataclass
@@ -328,6 +366,11 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
     say(f"{repo}: {len(examples):,} job and workflow runs; learning from "
         f"{len(split.train):,}, holding back the latest {len(split.val) + len(split.new):,} "
         f"({len(split.new_names)} job names held out as new jobs)")
+    measured = sum(getattr(e, "usage", None) is not None for e in split.train)
+    if measured >= MIN_MEASURED_RUNS:  # part 5: CPU, memory and disk after the runtime
+        cfg = replace(cfg, targets=USAGE_TARGETS)
+        say(f"{measured:,} of them with usage records: learning {', '.join(USAGE_TARGETS)} "
+            "after the runtime")
     reference_model = load_reference(base) if cfg.cold_reference else None
     refs = None
     if reference_model is not None:
@@ -373,7 +416,8 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
                  warm_target=cfg.warm_target, num_samples=cfg.num_samples, int8=True,
                  calibration=calibration_ids(train_items, CALIBRATION_PROMPTS, cfg.seed),
                  static_weights=STATIC_WEIGHTS, include_weights=False, layout=cfg.layout,
-                 warm_anchor=cfg.warm_anchor, validate=False, keep_fp32=True,
+                 warm_anchor=cfg.warm_anchor, targets=cfg.targets, validate=False,
+                 keep_fp32=True,
                  extra={"decoding": dict(base_cfg.get("decoding") or {})})
     attach_reference(out, outcome=cfg.outcome, reference=reference_model)
     _ship_evidence_bands(out)
@@ -401,6 +445,10 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
                           "first": late[0], "last": late[-1],
                           "new_job_names": len(split.new_names)},
         "figures": cal.figures,
+        **({"usage": {"targets": list(cfg.targets), "measured_job_runs": measured,
+                      "figures": usage_figures(out, split.val + split.new, split.train,
+                                               max(cfg.threads, 1))}}
+           if cfg.targets else {}),
         "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "base": base_cfg["files"]["model.onnx"],
         "minutes": round((time.time() - t0) / 60, 1),
@@ -443,6 +491,15 @@ def summary_lines(log: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[
         lines.append(f"  {part}: {mine['log_mae']:.3f} against the shipped model's "
                      f"{theirs['log_mae']:.3f} ({mine['runs']:,} runs; coverage "
                      f"{mine['coverage']:.0%})")
+    usage = info.get("usage")
+    if usage:
+        figs = usage["figures"]
+        lines.append(f"it also writes {', '.join(usage['targets'])} after the runtime "
+                     f"(learned from {usage['measured_job_runs']:,} measured job runs; "
+                     f"checked on {figs['runs']:,}" + "".join(
+                         f"; {k}: log-MAE {f['learned']:.3f} against "
+                         f"{f['median of measured runs']:.3f} for their median"
+                         for k, f in figs.items() if isinstance(f, dict)) + ")")
     lines.append(f"wrote {out_dir} ({size:.1f} MB): laser-ci estimate --model {out_dir} "
                  "--history HISTORY")
     return lines

@@ -74,7 +74,8 @@ def make_items(examples: Sequence[Any], prompt: PromptCodec) -> list[Item]:
     texts = [prompt.with_prompt_lines(e.text, outcome=getattr(e, "conclusion", None),
                                       reference=getattr(e, "reference", None)) for e in examples]
     for ex, text, p in zip(examples, texts, prompt.encode_texts(texts), strict=True):
-        out, generated = prompt.target(ex.runtime_s, prompt.reference(text))
+        out, generated = prompt.target(ex.runtime_s, prompt.reference(text),
+                                       getattr(ex, "usage", None))
         ids = p + out + [prompt.eos_id]
         labels = [IGNORE] * len(p) + out + [prompt.eos_id]
         pos = [len(p) + k for k, g in enumerate(generated) if g]
