@@ -731,10 +731,11 @@ def test_pr_history_makes_warm_predictions(tmp_path, github, monkeypatch):
     assert base_jobs[(WF + "lint.yml", "lint")] is None
     assert data["history"]["branch"] == "main" and data["history"]["workflows"] == 2
 
-    # the configuration each job last ran (the base commit) against the one predicted
-    head_build = next(t for t in predictor.texts if "job: build\n" in t and "e2e" not in t)
-    assert "history-config: unchanged" in head_build
-    assert any("job: test (3.12)" in t and "history-config: changed" in t for t in predictor.texts)
+    # a job its own runs predict is not asked of the model with its history: only its cold
+    # text is (the other half of the repository's residual, issue 49)
+    builds = [t for t in predictor.texts if "job: build\n" in t and "e2e" not in t]
+    assert builds and all("history: none" in t for t in builds)
+    assert not any("history-config:" in t for t in predictor.texts)
 
     # the next run reads the cache: runs are listed again, the jobs of known runs are not
     github.clear_requests()

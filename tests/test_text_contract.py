@@ -190,14 +190,22 @@ class _Capture:
 
 
 def _estimate_texts(root: Path, path: str, history_dir: Path | None) -> dict[str, str]:
-    """The text ``estimate`` predicts each job of ``path`` from, by display name."""
+    """The text ``estimate`` predicts each job of ``path`` from, by display name (every
+    job's: the jobs its own runs predict are asked too, as they are where those give no
+    figure, :func:`laser_ci.estimate._own_rule`)."""
     capture = _Capture()
-    result = estimate_paths([str(root / path)], repo_root=str(root), predictor=capture,
-                            profile=RepoProfile.from_json(PROFILE),
-                            history=None if history_dir is None else load_history(history_dir))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("laser_ci.estimate._own_rule", lambda *_a: {})
+        result = _estimate(root, path, history_dir, capture)
     names = [j["name"] for wf in result["workflows"] for j in wf["jobs"]]
     assert len(names) == len(capture.texts[: len(names)])
     return dict(zip(names, capture.texts, strict=False))
+
+
+def _estimate(root: Path, path: str, history_dir: Path | None, capture: _Capture) -> dict:
+    return estimate_paths([str(root / path)], repo_root=str(root), predictor=capture,
+                          profile=RepoProfile.from_json(PROFILE),
+                          history=None if history_dir is None else load_history(history_dir))
 
 
 def _setup(tmp_path: Path, runs: list[dict[str, Any]], last: dict[str, Any]
