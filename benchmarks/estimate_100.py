@@ -42,6 +42,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent  # the checkout this measures
+
 SYNTHETIC = """name: CI {i}
 on: [push, pull_request]
 jobs:
@@ -108,6 +110,7 @@ def main() -> int:
                     help="comma-separated runner labels: also time every job on each")
     args = ap.parse_args()
 
+    sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         from_data(root, args.data, args.jobs) if args.data else synthetic(root, args.jobs)
@@ -117,11 +120,17 @@ def main() -> int:
             cmd += ["--model", args.model]
         if args.history:
             cmd += ["--history", args.history]
+        # as an installed laser-ci runs: with its modules' bytecode (pip compiles it when it
+        # installs; a PYTHONDONTWRITEBYTECODE shell would compile every module on every run)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["OMP_NUM_THREADS"] = "2"
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "laser_ci")],
+                       check=False, env=env)
         times = []
         for _ in range(args.repeat):
             start = time.perf_counter()
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  env={**os.environ, "OMP_NUM_THREADS": "2"})
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
             times.append(time.perf_counter() - start)
             if proc.returncode not in (0, 1):
                 print(proc.stderr, file=sys.stderr)
@@ -161,7 +170,6 @@ def predictor_calls(root: Path, model: str | None, runners: list[str] | None = N
     ``runners``, one call for every job on each of those labels. The third item is the
     language model's decoding stats of the call (None for other predictors), the fourth
     the seconds spent in its forward passes."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from laser_ci.estimate import estimate_paths
     from laser_ci.predictors.choice import load_predictor
 

@@ -60,9 +60,34 @@ def needs(command: click.Command, *modules: str) -> click.Command:
     return command
 
 
+# --- commands: one line per command, each defined in its own module and imported when it
+# runs (`laser-ci estimate` does not pay for importing the others); keep this block sorted
+COMMANDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    # name: (module, attribute, the modules it needs before it starts: `needs`)
+    "action": ("laser_ci.github.action", "action_command", ()),
+    "collect": ("laser_ci.github.collect", "collect", ()),
+    "estimate": ("laser_ci.estimate", "estimate", ()),
+    "eval": ("laser_ci.evaluation.eval_command", "eval_command", ()),
+    "finetune": ("laser_ci.training.train", "finetune_command", ("torch", "transformers")),
+    "measure": ("laser_ci.measure.command", "measure_command", ()),
+    "train": ("laser_ci.training.train", "train_command", ("torch", "transformers")),
+}
+
+
 class _Main(click.Group):
-    """The command group; a command run without an optional extra it needs exits 2 with one
-    line naming the install command (``LASER_CI_DEBUG`` shows the traceback)."""
+    """The command group (:data:`COMMANDS`, each imported when asked for); a command run
+    without an optional extra it needs exits 2 with one line naming the install command
+    (``LASER_CI_DEBUG`` shows the traceback)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute, modules = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            self.add_command(needs(command, *modules) if modules else command, cmd_name)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -83,20 +108,3 @@ def main() -> None:
     """Predict how long each GitHub Actions job will take, before it runs."""
     _never_fail_to_print()
 
-
-# --- commands: one line per command, each defined in its own module -----------------------
-# (keep this block sorted; add your command here)
-from laser_ci.estimate import estimate  # noqa: E402
-from laser_ci.evaluation.eval_command import eval_command  # noqa: E402
-from laser_ci.github.action import action_command  # noqa: E402
-from laser_ci.github.collect import collect  # noqa: E402
-from laser_ci.measure.command import measure_command  # noqa: E402
-from laser_ci.training.train import finetune_command, train_command  # noqa: E402
-
-main.add_command(action_command)
-main.add_command(collect)
-main.add_command(estimate)
-main.add_command(eval_command)
-main.add_command(needs(finetune_command, "torch", "transformers"))
-main.add_command(needs(train_command, "torch", "transformers"))
-main.add_command(measure_command)

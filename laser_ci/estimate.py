@@ -147,14 +147,17 @@ def _definition(job: JobInstance) -> str:
     """A fingerprint of the job as written (steps, runner, matrix values, ...), not of where
     it sits in its file: the PR comment shows a job whose fingerprint is the same at head and
     base as unchanged, whatever its neighbours did to its prediction."""
-    def strip(x: Any) -> Any:
+    def strip(x: Any) -> Any:  # dataclasses.asdict, less its copies, without "line"
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return {f.name: strip(getattr(x, f.name)) for f in dataclasses.fields(x)
+                    if f.name != "line"}
         if isinstance(x, dict):
             return {str(k): strip(v) for k, v in x.items() if k != "line"}
         if isinstance(x, (list, tuple)):
             return [strip(v) for v in x]
         return x
 
-    data = json.dumps(strip(dataclasses.asdict(job)), sort_keys=True, default=repr)
+    data = json.dumps(strip(job), sort_keys=True, default=repr)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 

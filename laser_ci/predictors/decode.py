@@ -353,8 +353,9 @@ class PrefixStore:
 class _Prefixes:
     """The KV caches of the distinct shared prefixes, each computed alone (one row, one
     pass) when first asked for (or found in ``store``) and dropped after the last prompt
-    that reads it. Buckets decoded on several threads take turns (:meth:`batch` holds a
-    lock)."""
+    that reads it. Buckets decoded on several threads compute their own prefixes side by
+    side; a prefix one thread is computing, another waits for (a lock guards the
+    bookkeeping, not the passes)."""
 
     def __init__(self, decoder: Decoder, shared: Sequence[tuple[int, ...]],
                  store: PrefixStore | None = None) -> None:
@@ -364,37 +365,58 @@ class _Prefixes:
         for key in shared:
             self.left[key] = self.left.get(key, 0) + 1
         self.cache: dict[tuple[int, ...], Past] = {}
+        self.busy: dict[tuple[int, ...], threading.Event] = {}  # being computed
         self.stats = DecodeStats()
         self.lock = threading.Lock()
 
-    def get(self, key: tuple[int, ...]) -> Past:
-        if key not in self.cache and self.store is not None:
-            kept = self.store.get(key)
-            if kept is not None:
-                self.cache[key] = kept
-        if key not in self.cache:
-            n = len(key)
-            ids = np.asarray([key], dtype=np.int64)
-            _, past = self.decoder.forward(ids, np.arange(n)[None],
-                                           causal_bias(np.ones((1, n), dtype=np.int64)),
-                                           self.decoder.empty_past(1))
-            self.cache[key] = past
-            if self.store is not None:
-                self.store.put(key, past)
-            self.stats.forward_passes += 1
-            self.stats.prefill_tokens += n
-            self.stats.prefixes += 1
-        return self.cache[key]
+    def _compute(self, key: tuple[int, ...]) -> Past:
+        n = len(key)
+        _, past = self.decoder.forward(np.asarray([key], dtype=np.int64), np.arange(n)[None],
+                                       causal_bias(np.ones((1, n), dtype=np.int64)),
+                                       self.decoder.empty_past(1))
+        return past
+
+    def _ready(self, keys: Sequence[tuple[int, ...]]) -> None:
+        """Every one of ``keys`` in :attr:`cache`: found in the store, computed here, or
+        waited for while another thread computes it."""
+        mine: list[tuple[int, ...]] = []
+        with self.lock:
+            for key in dict.fromkeys(k for k in keys if k):
+                if key in self.cache or key in self.busy:
+                    continue
+                kept = self.store.get(key) if self.store is not None else None
+                if kept is not None:
+                    self.cache[key] = kept
+                else:
+                    self.busy[key] = threading.Event()
+                    mine.append(key)
+        for key in mine:
+            past = self._compute(key)
+            with self.lock:
+                self.cache[key] = past
+                if self.store is not None:
+                    self.store.put(key, past)
+                self.stats.forward_passes += 1
+                self.stats.prefill_tokens += len(key)
+                self.stats.prefixes += 1
+                done = self.busy.pop(key)
+            done.set()
+        for key in keys:
+            with self.lock:
+                pending = self.busy.get(key)
+            if pending is not None:
+                pending.wait()
 
     def batch(self, keys: Sequence[tuple[int, ...]]) -> tuple[Past, np.ndarray, np.ndarray]:
         """(past, visible [jobs, longest], lengths) for one row per key: each prefix's
         cache, right-padded to the longest; then each key counts as read once."""
+        self._ready(keys)
         with self.lock:
             return self._batch(keys)
 
     def _batch(self, keys: Sequence[tuple[int, ...]]) -> tuple[Past, np.ndarray, np.ndarray]:
         longest = max(len(k) for k in keys)
-        pasts = [self.get(k) for k in keys if k]
+        pasts = [self.cache[k] for k in keys if k]
         template = pasts[0] if pasts else self.decoder.empty_past(1)
         past = [np.zeros((len(keys), a.shape[1], longest, a.shape[3]), dtype=a.dtype)
                 for a in template]
