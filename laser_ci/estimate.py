@@ -23,11 +23,12 @@ the predictor is not asked about it), else by the predictor from its history blo
 without runs of its own is predicted from the closest evidence the repository has
 (:mod:`laser_ci.predictors.evidence`): the other instances of its matrix (``siblings``,
 static matrices and those computed at run time), the other jobs of its workflow
-(``workflow``) or the repository's other workflows (``repository``), with the band calibrated for that evidence; ``history_source`` null: a
-cold guess. ``evidence_runs``: how many earlier runs that evidence rests on (null for
-``own`` and cold); ``history_runs``: the job's own runs in its history block (null but
-for ``own``). A job without measured usage gets ``usage.predicted`` from a model that
-writes usage after the runtime (one ``laser-ci finetune`` learned from measured runs).
+(``workflow``) or the repository's other workflows (``repository``), with the band
+calibrated for that evidence; ``history_source`` null: a cold guess. ``evidence_runs``:
+how many earlier runs that evidence rests on (null for ``own`` and cold);
+``history_runs``: the job's own runs in its history block (null but for ``own``). A job
+without measured usage gets ``usage.predicted`` from a model that writes usage after the
+runtime (one ``laser-ci finetune`` learned from measured runs).
 """
 
 from __future__ import annotations

@@ -153,6 +153,9 @@ def _drop(key: str) -> Any:
     (_set("decoding.shrink", {"cold": float("nan")}), "shrink.cold nan"),
     (_set("decoding.shrink", {"warm": "x"}), "shrink.warm 'x'"),
     (_set("head_token_ids", [13, 15]), "zip()"),
+    (_set("prompt.targets", ["gpu_count"]), "prompt.targets ['gpu_count']"),
+    (_set("prompt.targets", "cpu_cores"), "prompt.targets 'cpu_cores', expected a list"),
+    (_set("prompt.targets", 3), "prompt.targets 3"),
 ])
 def test_a_bad_model_config_is_one_line_naming_laser_json(
         lm_copy: Path, edit: Any, reason: str) -> None:

@@ -180,6 +180,14 @@ def read_config(model_dir: str | os.PathLike[str], *, verify: bool = True,
     return config
 
 
+def _targets(value: Any, config_path: Path) -> tuple[str, ...]:
+    """``prompt.targets``: the usage targets the model writes after the runtime."""
+    if not isinstance(value, list) or any(t not in USAGE_TARGETS for t in value):
+        raise ModelFileError(f"{config_path}: prompt.targets {value!r}, expected a list of "
+                             f"some of {list(USAGE_TARGETS)}")
+    return tuple(value)
+
+
 def make_session(path: str | os.PathLike[str], threads: int = DEFAULT_THREADS) -> Any:
     import onnxruntime as ort
 
@@ -282,11 +290,8 @@ class LaserModel:
                 cold_reference=cold_reference is not None,
                 layout=str(prompt.get("layout", "serial")),
                 warm_anchor=str(prompt.get("warm_anchor", "median")),
-                targets=tuple(str(t) for t in prompt.get("targets", ())),
+                targets=_targets(prompt.get("targets", []), config_path),
             )
-            if unknown := set(self.prompt.targets) - set(USAGE_TARGETS):
-                raise ModelFileError(f"{self.model_dir}: prompt.targets {sorted(unknown)}, "
-                                     f"expected some of {USAGE_TARGETS}")
         self.reference_model: Any = None
         if cold_reference is not None:
             self.reference_model = load_reference(self.model_dir)
