@@ -209,7 +209,7 @@ def test_static_int8_decodes_jobs_side_by_side_and_shares_their_prefix(static_ar
     config = read_config(static_artifact)
     assert config["model"]["quantization"] == "static"
     assert config["prompt"]["layout"] == "shared-prefix"
-    lm = LaserModel(static_artifact)
+    lm = LaserModel(static_artifact, threads=1)  # one thread: every job in one batch
     assert lm.batch_jobs == 64 and lm.prompt.layout == "shared-prefix"
     texts = runner_variants() + [e.text for e in synthetic_examples()[::3]]
     together = lm.sample(texts)
@@ -219,6 +219,10 @@ def test_static_int8_decodes_jobs_side_by_side_and_shares_their_prefix(static_ar
     assert stats.shared_tokens > 0 and stats.batches == 1
     for i, text in enumerate(texts):
         np.testing.assert_array_equal(together[i], lm.sample([text])[0])
+    # two threads cut them into two batches, one a thread: the same samples again
+    two = LaserModel(static_artifact, threads=2)
+    np.testing.assert_array_equal(np.stack(two.sample(texts)), np.stack(together))
+    assert two.last_stats.batches == 2
     # the toy model's distributions are broad: enough samples that the medians are steady
     f32 = LaserModel(static_artifact, model_file="model.fp32.onnx", num_samples=256).predict(texts)
     for a, b in zip(LaserModel(static_artifact, num_samples=256).predict(texts), f32, strict=True):
