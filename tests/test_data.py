@@ -165,3 +165,40 @@ def test_cache_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr("laser_ci.training.examples.load_runs", lambda d: pytest.fail("cache not used"))
     assert load_examples(MINI) == examples
     assert load_examples(MINI, split="val") == filter_split(examples, "val")
+
+
+def test_runs_of_the_same_files_serialize_each_text_once(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy repository's runs share their files: each workflow and job text is written
+    once per version of the files (and repository profile), the same text every run."""
+    from runtime_history import make_runs, write_folder
+
+    import laser_ci.text.serialize as serialize
+
+    runs = make_runs(days=3)
+    folder = write_folder(tmp_path / "runs", runs)
+    calls = {"workflow": 0, "job": 0}
+    real_workflow, real_job = serialize.serialize_workflow, serialize.serialize_job
+
+    def workflow(*a, **kw):
+        calls["workflow"] += kw.get("history") is None
+        return real_workflow(*a, **kw)
+
+    def job(*a, **kw):
+        calls["job"] += kw.get("history") is None
+        return real_job(*a, **kw)
+
+    monkeypatch.setattr(serialize, "serialize_workflow", workflow)
+    monkeypatch.setattr(serialize, "serialize_job", job)
+    examples = load_examples(folder, cache=False, history=False)
+    jobs = [e for e in examples if e.kind == "job"]
+    assert len(runs) == 6 and len({e.run_id for e in jobs}) == 6
+    assert calls["workflow"] == 1  # one version of ci.yml, one profile
+    assert calls["job"] == len({e.job_name for e in jobs}) < len(jobs)
+    monkeypatch.undo()
+    # the last run's texts written afresh, without the cache: the same
+    from laser_ci.training.examples import KINDS, examples_from_run, load_blobs, run_files
+
+    last = runs[-1]
+    fresh = examples_from_run(last, run_files(last, load_blobs(folder)), KINDS, None)
+    assert [e.text for e in fresh] == [e.text for e in examples if e.run_id == last["id"]]

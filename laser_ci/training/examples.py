@@ -227,11 +227,13 @@ def examples_from_run(
     run: dict[str, Any],
     files: dict[str, str],
     kinds: Sequence[str] = KINDS,
-    read_cache: dict[Any, list[Any]] | None = None,
+    read_cache: dict[Any, Any] | None = None,
     renderers: list[Any] | None = None,
 ) -> list[Example]:
     """The examples one run gives (none when ``run_time_s <= 0``). ``read_cache`` shares
-    reader results between runs with the same files (keyed by path and blob ids). With
+    reader results between runs with the same files (keyed by path and blob ids), and the
+    texts serialized from them (a run of the same files and repository profile has the
+    same texts: a busy repository's thousands of runs serialize each version once). With
     ``renderers``, one function per example is appended to it: ``history -> text``, the
     example's job or workflow serialized again with that history block."""
     from laser_ci.text.history import seconds_of
@@ -255,6 +257,17 @@ def examples_from_run(
     )
     profile = RepoProfile.from_json(run.get("repo_profile"))
     key = (path, tuple(sorted((run.get("files") or {}).items())))
+    texts_key = ("texts", key, json.dumps(run.get("repo_profile"), sort_keys=True, default=str))
+
+    def text_of(which: Any, make: Callable[[], str]) -> str:
+        """``make()``, once per files, profile and ``which`` when there is a cache."""
+        if read_cache is None:
+            return make()
+        texts = read_cache.setdefault(texts_key, {})
+        if which not in texts:
+            texts[which] = make()
+        return str(texts[which])
+
     workflows = read_cache.get(key) if read_cache is not None else None
     if workflows is None:
         try:
@@ -278,7 +291,7 @@ def examples_from_run(
             render(lambda h: serialize_raw(path, raw or "", profile, history=h))
         return out
     if "workflow" in kinds:
-        text = serialize_workflow(wf, profile)
+        text = text_of("workflow", lambda: serialize_workflow(wf, profile))
         out.append(Example(text=text, runtime_s=runtime, kind="workflow", **base))
         render(lambda h: serialize_workflow(wf, profile, history=h))
     if "job" in kinds:
@@ -287,7 +300,7 @@ def examples_from_run(
             by_name: dict[str, list[dict[str, Any]]] = {}
             for j in collected:
                 by_name.setdefault(str(j.get("name")), []).append(j)
-            for job in wf.jobs:
+            for i, job in enumerate(wf.jobs):
                 matches = by_name.get(job.name) or []
                 if len(matches) != 1:  # unmatched or ambiguous display name
                     continue
@@ -298,7 +311,7 @@ def examples_from_run(
                 jb = dict(base, conclusion=str(j.get("conclusion") or base["conclusion"]))
                 out.append(
                     Example(
-                        text=serialize_job(job, wf, profile),
+                        text=text_of(i, lambda job=job: serialize_job(job, wf, profile)),
                         runtime_s=t,
                         kind="job",
                         job_name=job.name,
@@ -311,7 +324,7 @@ def examples_from_run(
             job = wf.jobs[0]
             out.append(
                 Example(
-                    text=serialize_job(job, wf, profile),
+                    text=text_of(0, lambda: serialize_job(job, wf, profile)),
                     runtime_s=runtime,
                     kind="job",
                     job_name=job.name,
@@ -418,7 +431,7 @@ def load_examples(
         _check_blobs(d, needed, blobs)
         examples = []
         renderers: list[Any] = []
-        read_cache: dict[Any, list[Any]] = {}
+        read_cache: dict[Any, Any] = {}
         for run in runs:
             examples.extend(
                 examples_from_run(run, run_files(run, blobs), KINDS, read_cache, renderers)
