@@ -10,10 +10,7 @@ other runners that the sizing advice asks for).
         [--runners ubuntu-slim,ubuntu-latest-4-cores] [--jobs 100]
 
 ``--jobs 300 --model DIR`` is issue 53's check of a learned model folder (``laser-ci
-finetune --out DIR``): loading it and predicting 300 jobs. ``--history H`` passes
-``--history H`` to the estimate (a collected folder): the jobs with successful runs of their
-own there are predicted from them, not decoded, as on a repository the model learned
-(``--data H --history H``: that repository's own workflow files and runs).
+finetune --out DIR``): loading it and predicting 300 jobs.
 
 With ``--data``, the workflows are real ones from that folder (distinct files taken in a
 fixed order until 100 jobs); otherwise a synthetic matrix CI is used. Run it pinned to two
@@ -38,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +101,6 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=100,
                     help="job instances (a multiple of 10 for the synthetic CI) [100]")
-    ap.add_argument("--history", help="a collected folder: laser-ci estimate --history")
     ap.add_argument("--runners", default="",
                     help="comma-separated runner labels: also time every job on each")
     args = ap.parse_args()
@@ -118,8 +113,6 @@ def main() -> int:
                "--format", "json"]
         if args.model:
             cmd += ["--model", args.model]
-        if args.history:
-            cmd += ["--history", args.history]
         # as an installed laser-ci runs: with its modules' bytecode (pip compiles it when it
         # installs; a PYTHONDONTWRITEBYTECODE shell would compile every module on every run)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -136,16 +129,11 @@ def main() -> int:
                 print(proc.stderr, file=sys.stderr)
                 return 1
         result = json.loads(proc.stdout)
-        calls = predictor_calls(root, args.model, [r for r in args.runners.split(",") if r],
-                                args.history)
+        calls = predictor_calls(root, args.model, [r for r in args.runners.split(",") if r])
     jobs = sum(len(w["jobs"]) for w in result["workflows"])
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"predictor: {result['predictor']}")
     print(f"jobs estimated: {jobs}")
-    if args.history:  # where each job's figure came from (history_source; cold: None)
-        sources = Counter(str(j["history_source"]) for w in result["workflows"]
-                          for j in w["jobs"])
-        print("history_source: " + ", ".join(f"{k} {n}" for k, n in sources.most_common()))
     print(f"cores available: {len(os.sched_getaffinity(0))}")
     print(f"wall time, model load included: median {statistics.median(times):.2f} s "
           f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)")
@@ -163,8 +151,8 @@ def main() -> int:
     return 0
 
 
-def predictor_calls(root: Path, model: str | None, runners: list[str] | None = None,
-                    history: str | None = None) -> list[tuple[int, float, Any, float]]:
+def predictor_calls(root: Path, model: str | None,
+                    runners: list[str] | None = None) -> list[tuple[int, float, Any, float]]:
     """(texts, seconds) of each predictor call of one estimate: the jobs' own predictions,
     then the runtimes on other runners that the sizing advice asks for; then, with
     ``runners``, one call for every job on each of those labels. The third item is the
@@ -199,10 +187,7 @@ def predictor_calls(root: Path, model: str | None, runners: list[str] | None = N
         return out
 
     predictor.predict = timed  # type: ignore[method-assign]
-    from laser_ci.estimate import load_history
-
-    estimate_paths([str(root / ".github" / "workflows")], predictor=predictor,
-                   history=load_history(history) if history else None)
+    estimate_paths([str(root / ".github" / "workflows")], predictor=predictor)
     if runners:
         from dataclasses import replace
 

@@ -219,8 +219,8 @@ class PromptCodec:
             if len(ids) != 1:
                 raise ValueError(f"codec token {s!r} is not a single token: {ids}")
             self.token_ids[s] = ids[0]
-        self.pieces = self._encoded(self.codec.skeleton())
         skeleton = self.codec.skeleton()  # ['{"runtime_s": "', slots and fixed pieces, '"}']
+        self.pieces = self._encoded(skeleton)
         self.segments = {key: self._encoded([f'", "{key}": "', *skeleton[1:-1]])
                          for key in self.targets}
         self.close = self.tokenizer.encode(str(skeleton[-1]), add_special_tokens=False).ids

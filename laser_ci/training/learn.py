@@ -144,6 +144,7 @@ def usage_figures(model_dir: Path, held: Sequence[Any], train: Sequence[Any],
     import numpy as np
 
     from laser_ci.predictors.lm import LaserModel
+    from laser_ci.training.metrics import log_mae
 
     measured = _sample([e for e in held if e.usage], CAL_WARM_MAX, 0)
     out: dict[str, Any] = {"runs": len(measured)}
@@ -152,16 +153,12 @@ def usage_figures(model_dir: Path, held: Sequence[Any], train: Sequence[Any],
     model = LaserModel(model_dir, threads=threads)
     texts = [e.text_warm or e.text for e in measured]
     got = model.predict_usage(texts, model.predict(texts))
-
-    def err(pred: Sequence[float], truth: Sequence[float]) -> float:
-        a, b = (np.log(np.maximum(np.asarray(x, dtype=float), 0.01)) for x in (pred, truth))
-        return round(float(np.mean(np.abs(a - b))), 4)
-
     for key in model.prompt.targets:
         truth = [e.usage[key] for e in measured]
         typical = float(np.median([e.usage[key] for e in train if e.usage]))
-        out[key] = {"learned": err([g[key]["p50"] for g in got], truth),
-                    "median of measured runs": err([typical] * len(truth), truth)}
+        out[key] = {"learned": round(log_mae([g[key]["p50"] for g in got], truth, 0.01), 4),
+                    "median of measured runs": round(log_mae([typical] * len(truth), truth,
+                                                             0.01), 4)}
     return out
 
 
@@ -396,8 +393,11 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
                        cfg.seed)
     cal_new = _sample(split.new, CAL_NEW_MAX, cfg.seed)
     decode_s = _decode_seconds_per_text(base, cal_warm[:20], cfg.threads)
+    # the usage check decodes its texts once per target and once for the runtime
+    usage_texts = min(sum(bool(e.usage) for e in split.val + split.new), CAL_WARM_MAX) * (
+        1 + len(cfg.targets)) // 2 if cfg.targets else 0
     budget = training_minutes(minutes, time.time() - t0, val_pass_s, decode_s,
-                              len(cal_warm) + len(cal_new or cal_warm))
+                              len(cal_warm) + len(cal_new or cal_warm) + usage_texts)
     log["budget"] = {"minutes": minutes, "before_training_s": round(time.time() - t0, 1),
                      "val_pass_s": round(val_pass_s, 1), "decode_s_per_text": round(decode_s, 4),
                      "training_minutes": round(budget, 2)}

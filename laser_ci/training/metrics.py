@@ -36,18 +36,19 @@ BAND_METRICS = ("width", "interval_score")
 BAND_ALPHA = 0.2  # p10-p90: the central 80% interval
 
 
-def _clip(x: Sequence[float] | np.ndarray) -> np.ndarray:
+def _clip(x: Sequence[float] | np.ndarray, floor: float = 1.0) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64)
-    return np.maximum(np.nan_to_num(a, nan=1.0, posinf=1e9, neginf=1.0), 1.0)
+    return np.maximum(np.nan_to_num(a, nan=floor, posinf=1e9, neginf=floor), floor)
 
 
-def log_errors(pred: Sequence[float], true: Sequence[float]) -> np.ndarray:
-    """|ln pred - ln true| per example: what ``log_mae`` averages."""
-    return np.abs(np.log(_clip(pred)) - np.log(_clip(true)))
+def log_errors(pred: Sequence[float], true: Sequence[float], floor: float = 1.0) -> np.ndarray:
+    """|ln pred - ln true| per example: what ``log_mae`` averages; values under ``floor``
+    count as ``floor`` (1 second for runtimes)."""
+    return np.abs(np.log(_clip(pred, floor)) - np.log(_clip(true, floor)))
 
 
-def log_mae(pred: Sequence[float], true: Sequence[float]) -> float:
-    return float(np.mean(log_errors(pred, true))) if len(true) else math.nan
+def log_mae(pred: Sequence[float], true: Sequence[float], floor: float = 1.0) -> float:
+    return float(np.mean(log_errors(pred, true, floor))) if len(true) else math.nan
 
 
 def paired_log_mae_diff(
