@@ -14,8 +14,8 @@ job names (or whole workflows) held out of it in five groups; the bands of the t
 calibrated on the same protocol one window earlier. ``--write-bands`` writes
 ``model/baselines/evidence_bands.json``: per source the quantiles of every residual measured
 here (successful runs; both windows of the depth data, the val repositories of the shared
-runs); the own runs' bands there (``own``, ``own/<n>``) are ``benchmarks/own_runs.py``'s and
-are kept.
+runs), each repository weighing the same; the own runs' bands there (``own``,
+``own/<n>``) are ``benchmarks/own_runs.py``'s and are kept.
 """
 
 from __future__ import annotations
@@ -60,13 +60,15 @@ def main() -> None:
     predictor = load_predictor()
     print(f"predictor: {predictor.name}\n")
     figures: dict[str, object] = {}
-    residuals: dict[str, list[float]] = {}
+    residuals: dict[str, dict[str, list[float]]] = {}  # source -> repository -> residuals
 
-    def keep(rows) -> None:
+    def keep(rows, repo: str | None = None) -> None:
+        """``repo``: the depth folder's (its rows are grouped by job name); else each
+        row's group, the repository of a shared run."""
         for r in rows:
             if r.success and r.source in ("siblings", "workflow", "repository"):
-                residuals.setdefault(r.source, []).append(math.log(r.truth)
-                                                          - math.log(max(r.pred[1], 1.0)))
+                residuals.setdefault(r.source, {}).setdefault(repo or r.group, []).append(
+                    math.log(r.truth) - math.log(max(r.pred[1], 1.0)))
 
     if args.data:
         t0 = time.time()
@@ -84,8 +86,8 @@ def main() -> None:
             t0 = time.time()
             early, rows, offsets = depth_report(folder, predictor, test_days=args.test_days,
                                                 holdout=holdout)
-            keep(early)
-            keep(rows)
+            keep(early, Path(folder).name)
+            keep(rows, Path(folder).name)
             name = Path(folder).name
             text, figs = table(rows, f"{name}: last {args.test_days:g} days, {holdout} held "
                                      f"out of the history (bands from the {args.test_days:g} "
@@ -98,16 +100,20 @@ def main() -> None:
     if args.write_bands:
         from laser_ci.predictors.evidence_bands import load_offsets
 
-        offsets = {s: band_offsets(r) for s, r in residuals.items() if len(r) >= 20}
+        # each repository counts once: a residual weighs 1 / (its repository's residuals)
+        offsets = {s: band_offsets([x for r in by.values() for x in r],
+                                   weights=[1 / len(r) for r in by.values() for _x in r])
+                   for s, by in residuals.items() if sum(map(len, by.values())) >= 20}
         # the own runs' bands are benchmarks/own_runs.py's: kept as they are
         old = json.loads(default_file().read_text(encoding="utf-8")).get("info", {})
         offsets.update({k: v for k, v in load_offsets().items() if k.startswith("own")})
-        info = {s: {"n": len(r)} for s, r in residuals.items()}
+        info = {s: {"n": {d: len(r) for d, r in by.items()}} for s, by in residuals.items()}
         if "own" in old:
             info["own"] = old["own"]
         info["command"] = "python benchmarks/new_jobs.py --write-bands"
         info["from"] = ("successful runs: the val repositories of the shared runs (repository) "
-                        "and both windows of each depth folder's held-out jobs")
+                        "and both windows of each depth folder's held-out jobs; each "
+                        "repository weighs the same")
         write_offsets(default_file(), offsets, info)
         print(f"wrote {default_file()}: {offsets}")
     if args.json:

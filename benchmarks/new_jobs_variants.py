@@ -12,11 +12,24 @@
    with the shipped ``tabular``: the correlation of a run's residual (ln truth − ln cold)
    with its repository's earlier successful runs of other workflows, and the log-MAE of
    the shift pooled or per workflow, shrunk n/(n+k).
+4. ``--similar GHA_FOLDER``: a workflow new to its repository, every repository, its cold
+   prediction by ``tabular`` trained on the other folds (minutes per fold): each other
+   workflow's residual weighted by ``similarity ** SIM_POWER`` (``evidence.lent_shift``)
+   for a grid of ``SIM_POWER`` and ``SIM_PRIOR``, and the repository's pooled residual
+   (shrunk n/(n+1), the issue's recipe). Per fold of repositories, the candidate with the
+   lowest log-MAE on the other folds' successful runs, and its log-MAE on the fold's;
+   then every candidate on all of them (descriptive).
+5. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
+   earlier window (names held out): for the ``workflow`` and ``repository`` sources, the
+   residuals pooled (shrunk n/(n+1), ``evidence._from_workflow``) or weighted by
+   similarity (``evidence._from_repository``).
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
     python benchmarks/new_jobs_variants.py --alpha ../shared/data/depth/iree-org+iree
     python benchmarks/new_jobs_variants.py --residuals ../shared/data/gha-runs
+    python benchmarks/new_jobs_variants.py --similar ../shared/data/gha-runs
+    python benchmarks/new_jobs_variants.py --similar-depth ../shared/data/depth/iree-org+iree
 """
 
 from __future__ import annotations
@@ -131,11 +144,111 @@ def residuals(data_dir: str) -> None:
                   f"r = {np.corrcoef(own_r, s)[0, 1]:+.3f}")
 
 
+POWERS = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
+PRIORS = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def similar(data_dir: str, folds: int = 5) -> None:
+    from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
+    from laser_ci.predictors import evidence
+
+    examples, cold = _refit_cold(data_dir, folds)
+    cases = [(i, lent) for i, lent in repository_evidence(examples, cold)
+             if examples[i].conclusion == "success"]
+    truth = {i: math.log(examples[i].runtime_s) - math.log(max(cold[i].p50, 1.0))
+             for i, _ in cases}
+    words = {i: evidence.words_of(examples[i].text) for i, _ in cases}
+
+    def errors(cand: tuple[float, float] | None, which: list) -> list[float]:
+        out = []
+        for i, lent in which:
+            if cand is None:
+                shift = evidence.shrunk_shift([r for _w, rs in lent for r in rs])
+            else:
+                evidence.SIM_POWER, evidence.SIM_PRIOR = cand
+                shift = evidence.lent_shift(words[i], lent)
+            out.append(abs(truth[i] - shift))
+        return out
+
+    pairs(examples, cold)
+    grid: list[tuple[float, float] | None] = [None, *((p, c) for p in POWERS for c in PRIORS)]
+    fold = {i: _fold(examples[i].repo, folds) for i, _ in cases}
+    held: list[float] = []
+    base: list[float] = []
+    for f in range(folds):
+        train = [c for c in cases if fold[c[0]] != f]
+        test = [c for c in cases if fold[c[0]] == f]
+        best = min(grid, key=lambda g: float(np.mean(errors(g, train))))
+        got = errors(best, test)
+        held += got
+        base += [abs(truth[i]) for i, _ in test]
+        print(f"fold {f}: picked {best or 'pooled'} on {len(train)} runs; "
+              f"{len(test)} runs: {np.mean(got):.3f} (cold {np.mean([abs(truth[i]) for i, _ in test]):.3f})")
+    print(f"every fold, each by the pick of the others: {np.mean(held):.3f} against cold "
+          f"{np.mean(base):.3f} ({len(held)} successful runs)")
+    for g in grid:
+        print(f"  {str(g or 'pooled, n/(n+1)'):16s} {np.mean(errors(g, cases)):.3f}")
+
+
+def pairs(examples, cold) -> None:
+    """How far one workflow's residual says another's, by how alike the two are: over every
+    ordered pair of workflows of one repository with successful runs, the correlation of
+    their median residuals, per band of similarity (their latest texts' words)."""
+    from laser_ci.predictors import evidence
+
+    res: dict[tuple[str, str], list[float]] = {}
+    words: dict[tuple[str, str], frozenset[str]] = {}
+    for e, c in zip(examples, cold, strict=True):
+        if e.conclusion == "success":
+            key = (e.repo, e.workflow_path)
+            res.setdefault(key, []).append(math.log(e.runtime_s) - math.log(max(c.p50, 1.0)))
+            words[key] = evidence.words_of(e.text)  # examples are in file order: any run's
+    med = {k: float(np.median(v)) for k, v in res.items()}
+    got = [(evidence.similarity(words[a], words[b]), med[a], med[b])
+           for a in med for b in med if a != b and a[0] == b[0]]
+    print("pairs of workflows of one repository, the correlation of their median residuals:")
+    for lo, hi in ((0.0, 0.1), (0.1, 0.2), (0.2, 0.35), (0.35, 0.5), (0.5, 1.01)):
+        sub = np.array([(x, y) for s, x, y in got if lo <= s < hi])
+        if len(sub) > 3:
+            print(f"  similarity {lo:.2f}-{min(hi, 1):.2f}: {len(sub):4d} pairs, "
+                  f"r = {np.corrcoef(sub[:, 0], sub[:, 1])[0, 1]:+.2f}")
+
+
+def similar_depth(folder: str, test_days: float) -> None:
+    from laser_ci.evaluation.new_jobs import depth_rows
+    from laser_ci.predictors import evidence
+    from laser_ci.predictors.choice import load_predictor
+    from laser_ci.training.metrics import log_mae
+
+    predictor = load_predictor()
+    shipped = evidence._from_workflow, evidence._from_repository
+    pooled = evidence._from_workflow
+    weighted = evidence._from_repository
+    for name, for_workflow, for_repository in [("weighted, both", weighted, weighted),
+                                               ("pooled, both", pooled, pooled),
+                                               ("workflow pooled, repository weighted",
+                                                pooled, weighted)]:
+        evidence._from_workflow, evidence._from_repository = for_workflow, for_repository
+        try:
+            rows = depth_rows(folder, predictor, test_days=test_days, shift_days=test_days,
+                              holdout="names", offsets={}, own=False)
+        finally:
+            evidence._from_workflow, evidence._from_repository = shipped
+        for source in ("workflow", "repository"):
+            sub = [r for r in rows if r.source == source and r.success]
+            if sub:
+                print(f"{Path(folder).name} earlier window, {name:38s} {source:10s} "
+                      f"{len(sub):5d} runs: {log_mae([r.pred[1] for r in sub], [r.truth for r in sub]):.3f} "
+                      f"(cold {log_mae([r.cold[1] for r in sub], [r.truth for r in sub]):.3f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--own", action="append", default=[])
     ap.add_argument("--alpha", action="append", default=[])
     ap.add_argument("--residuals", default=None)
+    ap.add_argument("--similar", default=None)
+    ap.add_argument("--similar-depth", action="append", default=[])
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
     for folder in args.own:
@@ -144,6 +257,10 @@ def main() -> None:
         alpha(folder, args.test_days)
     if args.residuals:
         residuals(args.residuals)
+    if args.similar:
+        similar(args.similar)
+    for folder in args.similar_depth:
+        similar_depth(folder, args.test_days)
 
 
 if __name__ == "__main__":

@@ -276,17 +276,18 @@ def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> Pa
     return past if past is not None and past.runtimes else None
 
 
-def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
+def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequence[str],
                    runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
                                                              Failures | None]],
                    predictor: Predictor, profile: RepoProfile | None,
                    history: HistoryIndex | None,
                    offsets: dict[str, tuple[float, float]] | None) -> list[int | None]:
     """Predicts every job without runs of its own from the closest evidence the repository
-    has (:mod:`laser_ci.predictors.evidence`): ``runtimes`` and ``warm`` are updated in
-    place; returns the runs each evidence rests on (None for the others). ``offsets``: the
-    bands per source (None: the shipped model's)."""
-    from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs
+    has (:mod:`laser_ci.predictors.evidence`; ``texts``: the batch's, what each job does
+    read from its text without history): ``runtimes`` and ``warm`` are updated in place;
+    returns the runs each evidence rests on (None for the others). ``offsets``: the bands
+    per source (None: the shipped model's)."""
+    from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs, words_of
 
     evidence_runs: list[int | None] = [None] * len(pairs)
     if history is None or all(source == "own" for _n, source, _f in warm):
@@ -302,14 +303,18 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]],
     cold_texts += [str(past.previous_text) for _path, past in elsewhere]
     got = predictor.predict(cold_texts) if cold_texts else []
     cold_log = [math.log(max(rt.p50, 1.0)) for rt in runtimes]  # the others' texts are cold
-    for k, rt in zip(own, got, strict=False):
+    cold = list(texts)
+    for k, rt, text in zip(own, got, cold_texts, strict=False):
         cold_log[k] = math.log(max(rt.p50, 1.0))
+        cold[k] = text
     has_own = set(own)
     items = [Item(wf.path, job.id, cold_log[k],
                   typical_runs(_past_of(job, wf, history)) if k in has_own else (),
-                  own=k in has_own, traits=traits_of(job.name, job.matrix, job.runs_on))
+                  own=k in has_own, traits=traits_of(job.name, job.matrix, job.runs_on),
+                  words=words_of(cold[k]))
              for k, (job, wf) in enumerate(pairs)]
-    items += [Item(path, "", math.log(max(rt.p50, 1.0)), typical_runs(past), own=True)
+    items += [Item(path, "", math.log(max(rt.p50, 1.0)), typical_runs(past), own=True,
+                   words=words_of(str(past.previous_text)))
               for (path, past), rt in zip(elsewhere, got[len(own):], strict=True)]
     for k, res in enumerate(resolve(items)[:len(pairs)]):
         if res is None or res.source is None:
@@ -426,7 +431,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     runtimes = [ruled[k] if k in ruled else next(got) for k in range(len(texts))]
     if own_runs and len(ruled) < sum(source == "own" for _n, source, _f in warm):
         _with_own_runs(pairs, runtimes, warm, history, _bands(offsets))
-    evidence_runs = _with_evidence(pairs, runtimes, warm, predictor, profile, history,
+    evidence_runs = _with_evidence(pairs, texts, runtimes, warm, predictor, profile, history,
                                    offsets)
     predicted = _predicted_usage(pairs, texts, runtimes, predictor, history)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.

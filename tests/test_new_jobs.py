@@ -15,7 +15,8 @@ import pytest
 
 from laser_ci.estimate import estimate_paths
 from laser_ci.predictors.base import Runtime
-from laser_ci.predictors.evidence import Item, Resolved, resolve, runtime_of, shrunk_shift
+from laser_ci.predictors.evidence import (SIM_PRIOR, Item, Resolved, lent_shift, resolve,
+                                          runtime_of, shrunk_shift, similarity, words_of)
 from laser_ci.predictors.evidence import typical_runs as typical
 from laser_ci.predictors.evidence_bands import load_offsets, write_offsets
 from laser_ci.report.comment import over_timeout, render_summary
@@ -55,15 +56,33 @@ jobs:
       - run: pip install -e .[docs]
       - run: make -C docs html
 """
+NIGHTLY = """name: Nightly
+on:
+  schedule:
+    - cron: "0 3 * * *"
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - run: pip install -e .[test]
+      - run: pytest -n auto
+"""
 PATH = ".github/workflows/ci.yml"
 
 
-def _repo(tmp_path: Path, docs: bool = False) -> Path:
+def _repo(tmp_path: Path, docs: bool = False, nightly: bool = False) -> Path:
     wf = tmp_path / ".github" / "workflows"
     wf.mkdir(parents=True)
     (wf / "ci.yml").write_text(CI, encoding="utf-8")
     if docs:
         (wf / "docs.yml").write_text(DOCS, encoding="utf-8")
+    if nightly:
+        (wf / "nightly.yml").write_text(NIGHTLY, encoding="utf-8")
     return tmp_path
 
 
@@ -111,18 +130,55 @@ def test_the_new_instance_of_a_static_matrix_is_predicted_from_its_siblings(tmp_
     assert jobs["lint"]["history_runs"] is None
 
 
-def test_a_new_workflow_is_its_cold_guess_shifted_by_the_repository(tmp_path) -> None:
-    root = _repo(tmp_path, docs=True)
+def test_a_new_workflow_is_shifted_by_the_repository_jobs_alike_to_it(tmp_path) -> None:
+    """A new workflow's job moves by the residual of the repository's jobs, each weighted
+    by how alike it is: a copy of the test job (nightly) nearly the whole residual, the
+    docs build (other steps) by the weight its similarity gives it."""
+    from laser_ci.text.serialize import serialize_job
+    from laser_ci.workflows.parse import read_workflows
+
+    root = _repo(tmp_path, docs=True, nightly=True)
     history = HistoryIndex(jobs={(PATH, "test (3.11)"): _runs(11.0)}, workflows={})
     cold = _jobs(estimate_paths([str(root)], repo_root=str(root)))
     warm = _jobs(estimate_paths([str(root)], repo_root=str(root), history=history))
-    docs = warm["build"]
-    assert docs["history_source"] == "repository" and docs["evidence_runs"] == 12
-    # the residual of test (3.11): ln(11 min) - ln(its cold p50), shrunk 12/13
-    shift = 12 / 13 * math.log(warm["test (3.11)"]["runtime_s"]["p50"] * 0 + 660
-                               / cold["test (3.11)"]["runtime_s"]["p50"])
-    assert math.log(docs["runtime_s"]["p50"] / cold["build"]["runtime_s"]["p50"]) == \
-        pytest.approx(shift, abs=0.05)
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.yml")}
+    wfs, _ = read_workflows(files, sorted(files))
+    words = {(wf.path, job.name): words_of(serialize_job(job, wf, None))
+             for wf in wfs for job in wf.jobs}
+    test = words[(PATH, "test (3.11)")]
+    # the residuals of test (3.11): ln(its runs) - ln(its cold p50)
+    residuals = [math.log(t / cold["test (3.11)"]["runtime_s"]["p50"])
+                 for t in _runs(11.0).runtimes]
+    shifts = {}
+    for path, name in [(".github/workflows/docs.yml", "build"),
+                       (".github/workflows/nightly.yml", "test")]:
+        job = warm[name]
+        assert job["history_source"] == "repository" and job["evidence_runs"] == 12
+        shifts[name] = math.log(job["runtime_s"]["p50"] / cold[name]["runtime_s"]["p50"])
+        assert shifts[name] == pytest.approx(
+            lent_shift(words[(path, name)], [(test, residuals)]), abs=1e-3)  # p50 is rounded
+    median = float(sorted(residuals)[6])
+    assert similarity(words[(".github/workflows/nightly.yml", "test")], test) > 0.75
+    assert similarity(words[(".github/workflows/docs.yml", "build")], test) < 0.5
+    # a copy of the test job: nearly all of its residual; the docs build: less
+    assert median > shifts["test"] > 0.95 * median
+    assert shifts["test"] > shifts["build"] > 0
+
+
+@pytest.mark.parametrize("words, others, expected", [
+    (frozenset({"a"}), [], 0.0),                                  # nothing ran
+    (frozenset({"a"}), [(frozenset({"a"}), [])], 0.0),            # a job without runs
+    (frozenset({"a"}), [(frozenset({"b"}), [2.0])], 0.0),         # nothing alike
+    (frozenset(), [(frozenset(), [2.0])], 0.0),                   # no words at all
+    (frozenset({"a"}), [(frozenset({"a"}), [2.0])], 2.0 * 0.5 / (0.5 + SIM_PRIOR)),
+    (frozenset({"a"}), [(frozenset({"a"}), [1.0, 2.0, 9.0])],    # its median, 3/4 of a say
+     2.0 * 0.75 / (0.75 + SIM_PRIOR)),
+    (frozenset({"a", "b"}), [(frozenset({"a"}), [2.0])],          # half alike: 1/16 of it
+     2.0 * 0.5 / 16 / (0.5 / 16 + SIM_PRIOR)),
+    (frozenset({"a"}), [(frozenset({"a"}), [2.0]), (frozenset({"a"}), [-2.0])], 0.0),
+])
+def test_lent_shift_edge_values(words, others, expected) -> None:
+    assert lent_shift(words, others) == pytest.approx(expected)
 
 
 def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_path) -> None:
@@ -159,17 +215,24 @@ def test_cold_guess_past_its_timeout_cannot_tell_yet() -> None:
 
 
 def test_resolve_order_and_shrinkage() -> None:
-    items = [Item("a", "t", math.log(100), (600.0, 620.0, 640.0), traits=frozenset({"x"})),
+    does = frozenset({"run", "make", "test"})
+    items = [Item("a", "t", math.log(100), (600.0, 620.0, 640.0), traits=frozenset({"x"}),
+                  words=does),
              Item("a", "t", math.log(200), (), traits=frozenset({"x"})),
              Item("a", "u", math.log(100), ()),
-             Item("b", "v", math.log(50), ())]
+             Item("b", "v", math.log(50), (), words=does),
+             Item("c", "w", math.log(50), (), words=frozenset({"lint"}))]
     got = resolve(items)
     assert got[0] is None
     # sibling: its median 620 s, times the cold ratio 2
     assert got[1] == Resolved("siblings", pytest.approx(math.log(1240)), 3)
     r = [math.log(t / 100) for t in (600, 620, 640)]
     assert got[2] == Resolved("workflow", pytest.approx(math.log(100) + shrunk_shift(r)), 3)
-    assert got[3] == Resolved("repository", pytest.approx(math.log(50) + 0.75 * r[1]), 3)
+    # the repository: a job that does the same lends its median residual, weighted
+    # 3/4 (its runs) against SIM_PRIOR; one that does nothing alike lends nothing
+    assert got[3] == Resolved("repository",
+                              pytest.approx(math.log(50) + 0.75 * r[1] / (0.75 + SIM_PRIOR)), 3)
+    assert got[4] == Resolved("repository", pytest.approx(math.log(50)), 3)
     assert shrunk_shift([1.0]) == 0.5 and shrunk_shift([]) == 0.0
     assert resolve([Item("a", "t", 1.0)]) == [Resolved(None, 1.0, 0)]
     # a job whose runs all failed has runs of its own but lends none
@@ -249,9 +312,10 @@ def test_shared_runs_protocol_uses_only_earlier_successful_runs_of_other_workflo
 
     from laser_ci.evaluation.new_jobs import _repository_rows
 
-    def run(repo, wf, seconds, day, end="success"):
+    def run(repo, wf, seconds, day, end="success", text="run: make test"):
         return SimpleNamespace(repo=repo, workflow_path=wf, runtime_s=seconds, conclusion=end,
-                               created_at=f"2024-05-{day:02d}T10:00:00Z", commit_date=None)
+                               created_at=f"2024-05-{day:02d}T10:00:00Z", commit_date=None,
+                               text=f"workflow: {wf}\n{text}")
 
     # the cold model says 100 s for everything; repo a's other workflow takes 400 s
     examples = [run("a", "ci", 400, 1), run("a", "ci", 400, 2), run("a", "ci", 5000, 3, "failure"),
@@ -261,6 +325,13 @@ def test_shared_runs_protocol_uses_only_earlier_successful_runs_of_other_workflo
     rows = _repository_rows(examples, cold, folds=2)
     # ci's own runs see no other workflow before them; b has one workflow: no evidence
     assert len(rows) == 2 and {r.truth for r in rows} == {300}
-    # docs: 2 earlier successful ci runs (the failed one left out): ln 4 shrunk 2/3
-    assert all(r.pred[1] == pytest.approx(100 * 4 ** (2 / 3)) for r in rows)
+    # docs: 2 earlier successful ci runs (the failed one left out), alike in every word:
+    # ln 4 with a say of 2/3 against SIM_PRIOR
+    assert all(r.pred[1] == pytest.approx(100 * 4 ** ((2 / 3) / (2 / 3 + SIM_PRIOR)))
+               for r in rows)
     assert all(r.source == "repository" and r.group == "a" for r in rows)
+    # a docs workflow that does nothing ci does: its cold prediction
+    examples[3:5] = [run("a", "docs", 300, 4, text="uses: pages"),
+                     run("a", "docs", 300, 5, text="uses: pages")]
+    assert [r.pred[1] for r in _repository_rows(examples, cold, folds=2)] == \
+        pytest.approx([100.0, 100.0])

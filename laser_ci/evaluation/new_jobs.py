@@ -6,8 +6,9 @@ the repository's kept):
 
 - the shared runs (``gha-runs``, run-level labels, :func:`gha_rows`): each run of a workflow
   is predicted as a workflow new to its repository, from the cold prediction shifted by
-  the residual of the repository's *earlier* successful runs of its *other* workflows
-  (:func:`laser_ci.predictors.evidence.shrunk_shift`). Scored on the repositories the cold
+  the residuals of the repository's *earlier* successful runs of its *other* workflows,
+  each workflow's by how alike its text is (:func:`laser_ci.predictors.evidence.lent_shift`,
+  as the estimate does it for jobs). Scored on the repositories the cold
   model never saw (the ``val`` split of the shipped baselines); bands cross-validated by
   repository (the offsets of a fold are quantiles of the other folds' residuals). Its
   workflows are labeled by run, not by job: the "new instance" and "new job" subsets have
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from laser_ci.predictors.base import Predictor, Runtime
-from laser_ci.predictors.evidence import shrunk_shift, typical_runs
+from laser_ci.predictors.evidence import lent_shift, typical_runs, words_of
 from laser_ci.predictors.evidence_bands import band_offsets
 from laser_ci.training.metrics import coverage, log_mae, paired_log_mae_diff, width_ratio
 
@@ -118,27 +119,41 @@ def _refit_cold(data_dir: str | os.PathLike[str], k: int) -> tuple[list[Any], li
     return examples, cold
 
 
-def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: int) -> list[Row]:
+def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
+                        ) -> list[tuple[int, list[tuple[frozenset[str], list[float]]]]]:
+    """For each workflow run with earlier successful runs of other workflows of its
+    repository: its index and, per such workflow, its words (its latest run's,
+    :func:`laser_ci.predictors.evidence.words_of`) and the residuals ``ln t - ln cold`` of
+    those runs, as :func:`laser_ci.predictors.evidence.lent_shift` takes them."""
     from laser_ci.training.history import run_time
 
     by_repo: dict[str, list[int]] = {}
     for i, e in enumerate(examples):
         by_repo.setdefault(e.repo, []).append(i)
-    raw: list[tuple[int, float]] = []  # (example, shifted ln p50)
+    words = [words_of(e.text) for e in examples]
+    out = []
     for idx in by_repo.values():
         order = sorted(idx, key=lambda i: (run_time(examples[i].created_at,
                                                     examples[i].commit_date) or -math.inf, i))
         for pos, i in enumerate(order):
             e = examples[i]
             when = run_time(e.created_at, e.commit_date)
-            residuals = [math.log(examples[j].runtime_s) - math.log(max(cold[j].p50, 1.0))
-                         for j in order[:pos]
-                         if examples[j].workflow_path != e.workflow_path
-                         and examples[j].conclusion == "success"
-                         and (when is None or (run_time(examples[j].created_at,
-                                                        examples[j].commit_date) or 0) < when)]
-            if residuals:
-                raw.append((i, math.log(max(cold[i].p50, 1.0)) + shrunk_shift(residuals)))
+            lent: dict[str, tuple[frozenset[str], list[float]]] = {}  # per other workflow
+            for j in order[:pos]:  # oldest first: a workflow's words are its latest run's
+                o = examples[j]
+                if (o.workflow_path != e.workflow_path and o.conclusion == "success"
+                        and (when is None or (run_time(o.created_at, o.commit_date) or 0) < when)):
+                    residuals = lent.get(o.workflow_path, (words[j], []))[1]
+                    residuals.append(math.log(o.runtime_s) - math.log(max(cold[j].p50, 1.0)))
+                    lent[o.workflow_path] = (words[j], residuals)
+            if lent:
+                out.append((i, list(lent.values())))
+    return out
+
+
+def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: int) -> list[Row]:
+    raw = [(i, math.log(max(cold[i].p50, 1.0)) + lent_shift(words_of(examples[i].text), lent))
+           for i, lent in repository_evidence(examples, cold)]  # (example, shifted ln p50)
     rows = []
     # folds of their own (the val repositories all lie in one fold of evaluation.folds)
     fold_of = {i: _fold(examples[i].repo, folds) for i, _ in raw}

@@ -13,8 +13,10 @@ has, in this order:
 - ``workflow``: other jobs of the same workflow ran: the cold prediction shifted by the
   workflow's residual, the median of ``ln t - ln cold`` over those jobs' successful runs,
   shrunk by ``n / (n + 1)`` (``n`` runs).
-- ``repository``: other workflows of the repository ran: the same with the residual over
-  the repository's runs of other workflows.
+- ``repository``: other workflows of the repository ran: the cold prediction shifted by
+  the residuals of their jobs' successful runs, each job's weighted by how alike its
+  text is to this job's (:func:`lent_shift`): a job that does what this one does lends its
+  residual nearly whole, unlike ones next to nothing.
 - none (``None``): the cold prediction as the predictor gives it.
 
 Bands: the p10 and p90 are the p50 plus log-space offsets per source, quantiles of the
@@ -41,6 +43,9 @@ from laser_ci.text.history import FAILED, MAX_RUNS, PastRuns
 
 SOURCES = ("own", "siblings", "workflow", "repository")
 ALPHA = 1.0  # the share of the cold model's difference between two instances carried over
+SIM_POWER = 4.0  # how fast a job's say falls with how unlike it is (lent_shift)
+SIM_PRIOR = 0.01  # the cold prediction's own say, in the same units
+_NOT_WORDS = ("repo:", "file:", "workflow:", "history")
 MIN_LOG, MAX_LOG = 0.0, math.log(7 * 24 * 3600.0)
 
 
@@ -83,6 +88,7 @@ class Item:
     runs: tuple[float, ...] = ()
     own: bool | None = None
     traits: frozenset[str] = frozenset()  # what siblings are alike by (:func:`traits_of`)
+    words: frozenset[str] = frozenset()  # what the job does (:func:`words_of` of its text)
 
     @property
     def has_own(self) -> bool:
@@ -112,12 +118,61 @@ def _alike(item: Item, others: Sequence[Item]) -> list[Item]:
     return [o for o in others if len(item.traits & o.traits) == best]
 
 
-def _lent(item: Item, others: Sequence[Item]) -> float:
-    """ln p50 of ``item`` from the runs of ``others`` (jobs of its workflow or repository):
-    its cold prediction shifted by their pooled residuals. (Alike jobs only, their time or
-    their per-job residual, did no better on iree's held-out names: git ``fe28f82``,
-    docs/accuracy.md.)"""
+def words_of(text: str) -> frozenset[str]:
+    """What a serialized job (or workflow) does, as a set of words: its runner, container,
+    steps, commands, actions and their inputs; not the lines that name the repository, the
+    file, the workflow or the history (every job of a repository shares the first, every
+    job of a workflow the next two)."""
+    kept = "\n".join(line for line in text.splitlines() if not line.startswith(_NOT_WORDS))
+    return frozenset(_WORD.findall(kept))
+
+
+_WORD = re.compile(r"[A-Za-z0-9_./@-]+")
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    """The Jaccard similarity of two :func:`words_of` sets (0 when both are empty)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def lent_shift(words: frozenset[str],
+               others: Sequence[tuple[frozenset[str], Sequence[float]]]) -> float:
+    """How far a job's cold prediction moves (ln seconds) by the residuals of other jobs that
+    ran (``others``: each one's :func:`words_of` and its residuals ``ln t - ln cold``): each
+    job's median residual, weighted by ``similarity ** SIM_POWER * n / (n + 1)`` (``n`` its
+    runs), the weights' sum plus :data:`SIM_PRIOR` the divisor. A job that does what this
+    one does (similarity near 1) lends its residual nearly whole; unlike ones (similarity
+    0.2: a weight of 0.0016) leave the cold prediction nearly where it was. Picked on the
+    shared runs' training folds, a workflow new to its repository: every fold chose
+    ``SIM_POWER`` 4 and ``SIM_PRIOR`` 0.01 (``python benchmarks/new_jobs_variants.py
+    --similar``; the repository's pooled residual, shrunk ``n / (n + 1)``, did not carry
+    over there, docs/accuracy.md)."""
+    num = den = 0.0
+    for other_words, residuals in others:
+        n = len(residuals)
+        if not n:
+            continue
+        w = similarity(words, other_words) ** SIM_POWER * n / (n + 1)
+        num += w * float(np.median(np.asarray(residuals, dtype=float)))
+        den += w
+    return num / (den + SIM_PRIOR)
+
+
+def _from_workflow(item: Item, others: Sequence[Item]) -> float:
+    """ln p50 of ``item`` from the runs of the other jobs of its workflow: its cold
+    prediction shifted by their pooled residuals, shrunk (:func:`shrunk_shift`). (Weighted
+    by similarity instead, 1.144 against 1.138 on iree's earlier window; alike jobs by
+    traits did no better either, git ``fe28f82``; docs/accuracy.md.)"""
     return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
+
+
+def _from_repository(item: Item, others: Sequence[Item]) -> float:
+    """ln p50 of ``item`` from the runs of the jobs of its repository's other workflows:
+    its cold prediction shifted by their residuals, each job's by how alike it is
+    (:func:`lent_shift`). (Their pooled residual made it worse than cold on iree's earlier
+    window, 2.078 against 1.616; weighted, 0.799.)"""
+    return item.cold_log + lent_shift(item.words, [(o.words, o.residuals()) for o in others])
 
 
 def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved | None]:
@@ -140,11 +195,12 @@ def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved 
             continue
         same = [o for o in items if o.runs and o.workflow == item.workflow]
         if same:
-            out.append(Resolved("workflow", _lent(item, same), sum(len(o.runs) for o in same)))
+            out.append(Resolved("workflow", _from_workflow(item, same),
+                                sum(len(o.runs) for o in same)))
             continue
         other = [o for o in items if o.runs and o.workflow != item.workflow]
         if other:
-            out.append(Resolved("repository", _lent(item, other),
+            out.append(Resolved("repository", _from_repository(item, other),
                                 sum(len(o.runs) for o in other)))
             continue
         out.append(Resolved(None, item.cold_log, 0))

@@ -30,12 +30,21 @@ FILE = "evidence_bands.json"
 SOURCES = ("siblings", "workflow", "repository")
 
 
-def band_offsets(residuals: Any, lo: float = 0.1, hi: float = 0.9) -> tuple[float, float]:
-    """(q_lo, q_hi) of log residuals ``ln truth - ln p50``, lo at most 0 and hi at least 0."""
+def band_offsets(residuals: Any, lo: float = 0.1, hi: float = 0.9,
+                 weights: Any = None) -> tuple[float, float]:
+    """(q_lo, q_hi) of log residuals ``ln truth - ln p50``, lo at most 0 and hi at least 0;
+    with ``weights`` (one per residual), quantiles of the weighted sample (the smallest
+    residual whose cumulative weight reaches the share)."""
     r = np.asarray(list(residuals), dtype=float)
     if not len(r):
         return 0.0, 0.0
-    q_lo, q_hi = np.quantile(r, [lo, hi])
+    if weights is None:
+        q_lo, q_hi = np.quantile(r, [lo, hi])
+    else:
+        order = np.argsort(r, kind="stable")
+        cum = np.cumsum(np.asarray(list(weights), dtype=float)[order])
+        at = np.searchsorted(cum, np.array([lo, hi]) * cum[-1], side="left")
+        q_lo, q_hi = r[order][np.minimum(at, len(r) - 1)]
     return float(min(q_lo, 0.0)), float(max(q_hi, 0.0))
 
 
