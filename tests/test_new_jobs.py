@@ -15,8 +15,17 @@ import pytest
 
 from laser_ci.estimate import estimate_paths
 from laser_ci.predictors.base import Runtime
-from laser_ci.predictors.evidence import (SIM_PRIOR, Item, Resolved, lent_shift, resolve,
-                                          runtime_of, shrunk_shift, similarity, words_of)
+from laser_ci.predictors.evidence import (
+    SIM_PRIOR,
+    Item,
+    Resolved,
+    lent_shift,
+    resolve,
+    runtime_of,
+    shrunk_shift,
+    similarity,
+    words_of,
+)
 from laser_ci.predictors.evidence import typical_runs as typical
 from laser_ci.predictors.evidence_bands import load_offsets, write_offsets
 from laser_ci.report.comment import over_timeout, render_summary

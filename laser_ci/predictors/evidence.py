@@ -45,7 +45,8 @@ SOURCES = ("own", "siblings", "workflow", "repository")
 ALPHA = 1.0  # the share of the cold model's difference between two instances carried over
 SIM_POWER = 4.0  # how fast a job's say falls with how unlike it is (lent_shift)
 SIM_PRIOR = 0.01  # the cold prediction's own say, in the same units
-_NOT_WORDS = ("repo:", "file:", "workflow:", "history")
+_NOT_WORDS = ("repo:", "file:", "workflow:", "history")  # lines words_of leaves out
+_WORD = re.compile(r"[A-Za-z0-9_./@-]+")
 MIN_LOG, MAX_LOG = 0.0, math.log(7 * 24 * 3600.0)
 
 
@@ -127,9 +128,6 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(kept))
 
 
-_WORD = re.compile(r"[A-Za-z0-9_./@-]+")
-
-
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     """The Jaccard similarity of two :func:`words_of` sets (0 when both are empty)."""
     union = len(a | b)
@@ -144,10 +142,10 @@ def lent_shift(words: frozenset[str],
     runs), the weights' sum plus :data:`SIM_PRIOR` the divisor. A job that does what this
     one does (similarity near 1) lends its residual nearly whole; unlike ones (similarity
     0.2: a weight of 0.0016) leave the cold prediction nearly where it was. Picked on the
-    shared runs' training folds, a workflow new to its repository: every fold chose
-    ``SIM_POWER`` 4 and ``SIM_PRIOR`` 0.01 (``python benchmarks/new_jobs_variants.py
-    --similar``; the repository's pooled residual, shrunk ``n / (n + 1)``, did not carry
-    over there, docs/accuracy.md)."""
+    shared runs' training folds, a workflow new to its repository: three folds of five
+    chose ``SIM_POWER`` 4 and ``SIM_PRIOR`` 0.01, two 6 and 0.003, a tie over all of them
+    (``python benchmarks/new_jobs_variants.py --similar``; the repository's pooled
+    residual, shrunk ``n / (n + 1)``, did not carry over there, docs/accuracy.md)."""
     num = den = 0.0
     for other_words, residuals in others:
         n = len(residuals)
