@@ -17,8 +17,9 @@
    workflow's residual weighted by ``similarity ** SIM_POWER`` (``evidence.lent_shift``)
    for a grid of ``SIM_POWER`` and ``SIM_PRIOR``, and the repository's pooled residual
    (shrunk n/(n+1), the issue's recipe). Per fold of repositories, the candidate with the
-   lowest log-MAE on the other folds' successful runs, and its log-MAE on the fold's;
-   then every candidate on all of them (descriptive).
+   lowest log-MAE on the other folds' successful runs, and its log-MAE on the fold's
+   (the held-out figure, with its paired interval against cold); then every candidate on
+   all of them (descriptive: the shipped pick's figures there are not held out).
 5. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
    earlier window (names held out): for the ``workflow`` and ``repository`` sources, the
    residuals pooled (shrunk n/(n+1), ``evidence._from_workflow``) or weighted by
@@ -151,7 +152,9 @@ PRIORS = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 def similar(data_dir: str, folds: int = 5) -> None:
     from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
     from laser_ci.predictors import evidence
+    from laser_ci.training.metrics import format_diff, paired_error_diff
 
+    shipped = evidence.SIM_POWER, evidence.SIM_PRIOR
     examples, cold = _refit_cold(data_dir, folds)
     cases = [(i, lent) for i, lent in repository_evidence(examples, cold)
              if examples[i].conclusion == "success"]
@@ -175,6 +178,7 @@ def similar(data_dir: str, folds: int = 5) -> None:
     fold = {i: _fold(examples[i].repo, folds) for i, _ in cases}
     held: list[float] = []
     base: list[float] = []
+    groups: list[str] = []
     for f in range(folds):
         train = [c for c in cases if fold[c[0]] != f]
         test = [c for c in cases if fold[c[0]] == f]
@@ -182,12 +186,16 @@ def similar(data_dir: str, folds: int = 5) -> None:
         got = errors(best, test)
         held += got
         base += [abs(truth[i]) for i, _ in test]
+        groups += [examples[i].repo for i, _ in test]
         print(f"fold {f}: picked {best or 'pooled'} on {len(train)} runs; "
               f"{len(test)} runs: {np.mean(got):.3f} (cold {np.mean([abs(truth[i]) for i, _ in test]):.3f})")
+    diff = paired_error_diff(held, base, groups)
     print(f"every fold, each by the pick of the others: {np.mean(held):.3f} against cold "
-          f"{np.mean(base):.3f} ({len(held)} successful runs)")
+          f"{np.mean(base):.3f} ({len(held)} successful runs), {format_diff(diff)} "
+          f"({diff['diff'] / np.mean(base):+.1%}; 95% interval resampling repositories)")
     for g in grid:
         print(f"  {str(g or 'pooled, n/(n+1)'):16s} {np.mean(errors(g, cases)):.3f}")
+    evidence.SIM_POWER, evidence.SIM_PRIOR = shipped
 
 
 def pairs(examples, cold) -> None:
@@ -223,11 +231,17 @@ def similar_depth(folder: str, test_days: float) -> None:
     predictor = load_predictor()
     shipped = evidence._from_workflow, evidence._from_repository
     pooled = evidence._from_workflow
-    weighted = evidence._from_repository
-    for name, for_workflow, for_repository in [("weighted, both", weighted, weighted),
-                                               ("pooled, both", pooled, pooled),
-                                               ("workflow pooled, repository weighted",
-                                                pooled, weighted)]:
+    weighted = evidence._from_repository  # each other workflow lends once
+
+    def per_job(item, others):  # each job of the other workflows lends
+        return item.cold_log + evidence.lent_shift(item.words,
+                                                   [(o.words, o.residuals()) for o in others])
+
+    for name, for_workflow, for_repository in [
+            ("weighted per job, both", per_job, per_job),
+            ("pooled, both", pooled, pooled),
+            ("workflow pooled, repository per job", pooled, per_job),
+            ("workflow pooled, repository per workflow", pooled, weighted)]:
         evidence._from_workflow, evidence._from_repository = for_workflow, for_repository
         try:
             rows = depth_rows(folder, predictor, test_days=test_days, shift_days=test_days,

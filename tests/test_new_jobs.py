@@ -139,17 +139,25 @@ def test_the_new_instance_of_a_static_matrix_is_predicted_from_its_siblings(tmp_
     assert jobs["lint"]["history_runs"] is None
 
 
-def test_a_new_workflow_is_shifted_by_the_repository_jobs_alike_to_it(tmp_path) -> None:
+def test_a_new_workflow_is_shifted_by_the_repository_jobs_alike_to_it(tmp_path,
+                                                                      monkeypatch) -> None:
     """A new workflow's job moves by the residual of the repository's jobs, each weighted
     by how alike it is: a copy of the test job (nightly) nearly the whole residual, the
     docs build (other steps) by the weight its similarity gives it."""
+    import statistics
+
+    from laser_ci.predictors import evidence
     from laser_ci.text.serialize import serialize_job
     from laser_ci.workflows.parse import read_workflows
 
     root = _repo(tmp_path, docs=True, nightly=True)
     history = HistoryIndex(jobs={(PATH, "test (3.11)"): _runs(11.0)}, workflows={})
     cold = _jobs(estimate_paths([str(root)], repo_root=str(root)))
+    read: list[str] = []
+    monkeypatch.setattr(evidence, "words_of", lambda text: read.append(text) or words_of(text))
     warm = _jobs(estimate_paths([str(root)], repo_root=str(root), history=history))
+    # every job's words are read from its text without history, also test (3.11)'s
+    assert len(read) == 6 and not [t for t in read if "history: n=" in t]
     files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.yml")}
     wfs, _ = read_workflows(files, sorted(files))
     words = {(wf.path, job.name): words_of(serialize_job(job, wf, None))
@@ -166,7 +174,7 @@ def test_a_new_workflow_is_shifted_by_the_repository_jobs_alike_to_it(tmp_path) 
         shifts[name] = math.log(job["runtime_s"]["p50"] / cold[name]["runtime_s"]["p50"])
         assert shifts[name] == pytest.approx(
             lent_shift(words[(path, name)], [(test, residuals)]), abs=1e-3)  # p50 is rounded
-    median = float(sorted(residuals)[6])
+    median = statistics.median(residuals)
     assert similarity(words[(".github/workflows/nightly.yml", "test")], test) > 0.75
     assert similarity(words[(".github/workflows/docs.yml", "build")], test) < 0.5
     # a copy of the test job: nearly all of its residual; the docs build: less
@@ -190,6 +198,28 @@ def test_lent_shift_edge_values(words, others, expected) -> None:
     assert lent_shift(words, others) == pytest.approx(expected)
 
 
+def test_each_other_workflow_lends_once_through_its_jobs_most_alike() -> None:
+    """A large workflow of 40 jobs, each a fifth alike, lends as one job would: the many
+    unlike jobs of a big repository do not outweigh the cold prediction together."""
+    mine = frozenset("abcde")
+    unlike = frozenset("aXYZW")  # similarity 1/9
+    big = [Item("big.yml", f"j{k}", 0.0, (math.e,) * 3, words=unlike) for k in range(40)]
+    new = Item("new.yml", "n", 0.0, words=mine)
+    got = resolve([*big, new])[-1]
+    assert got.source == "repository" and got.runs == 120
+    # one lender: the 40 equally alike jobs' 120 runs pooled
+    assert got.log_p50 == pytest.approx(lent_shift(mine, [(unlike, [1.0] * 120)]))
+    assert got.log_p50 < 0.02
+    # (were each job a lender, the 40 together would move it by a third of their residual)
+    assert lent_shift(mine, [(unlike, [1.0] * 3)] * 40) > 0.25
+    # a job just like it in a second workflow lends nearly all of its residual
+    twin = Item("twin.yml", "t", 0.0, (math.e ** 2,) * 3, words=mine)
+    got = resolve([*big, twin, new])[-1]
+    assert got.log_p50 == pytest.approx(
+        lent_shift(mine, [(unlike, [1.0] * 120), (mine, [2.0] * 3)]))
+    assert got.log_p50 > 1.9
+
+
 def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_path) -> None:
     """estimate of one file: the repository's other workflows are read from the history
     (the text of the configuration each job last ran)."""
@@ -205,6 +235,18 @@ def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_p
     docs = _jobs(estimate_paths([str(root / ".github/workflows/docs.yml")],
                                 repo_root=str(root), history=history))["build"]
     assert docs["history_source"] == "repository" and docs["evidence_runs"] == 12
+    # it lends by the words of that text, its residuals against that text's cold p50
+    from laser_ci.predictors.choice import load_predictor
+
+    base = load_predictor().predict([text])[0].p50
+    residuals = [math.log(t / base) for t in past.runtimes]
+    docs_wf = next(wf for wf in read_workflows(files, sorted(files))[0] if wf.path.endswith("docs.yml"))
+    shift = lent_shift(words_of(serialize_job(docs_wf.jobs[0], docs_wf, None)),
+                       [(words_of(text), residuals)])
+    cold = _jobs(estimate_paths([str(root / ".github/workflows/docs.yml")], repo_root=str(root)))
+    assert shift > 0.1
+    assert math.log(docs["runtime_s"]["p50"] / cold["build"]["runtime_s"]["p50"]) == \
+        pytest.approx(shift, abs=1e-3)
 
 
 def test_cold_guess_past_its_timeout_cannot_tell_yet() -> None:

@@ -167,10 +167,21 @@ def _from_workflow(item: Item, others: Sequence[Item]) -> float:
 
 def _from_repository(item: Item, others: Sequence[Item]) -> float:
     """ln p50 of ``item`` from the runs of the jobs of its repository's other workflows:
-    its cold prediction shifted by their residuals, each job's by how alike it is
-    (:func:`lent_shift`). (Their pooled residual made it worse than cold on iree's earlier
-    window, 2.078 against 1.616; weighted, 0.799.)"""
-    return item.cold_log + lent_shift(item.words, [(o.words, o.residuals()) for o in others])
+    its cold prediction shifted by :func:`lent_shift`, each other workflow lending once,
+    through its jobs most alike to this one (their words, their runs' residuals pooled). A
+    workflow is one lender, as in the shared runs the weights were picked on: counted per
+    job, the hundreds of unlike jobs of a large repository would outweigh
+    :data:`SIM_PRIOR` together. (The repository's pooled residual made a new workflow worse
+    than cold on iree's earlier window; docs/accuracy.md.)"""
+    lenders: dict[str, tuple[float, frozenset[str], list[float]]] = {}
+    for o in others:
+        sim = similarity(item.words, o.words)
+        best = lenders.get(o.workflow)
+        if best is None or sim > best[0]:
+            lenders[o.workflow] = (sim, o.words, o.residuals())
+        elif sim == best[0]:
+            best[2].extend(o.residuals())
+    return item.cold_log + lent_shift(item.words, [(w, r) for _s, w, r in lenders.values()])
 
 
 def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved | None]:
