@@ -21,9 +21,10 @@
    (the held-out figure, with its paired interval against cold); then every candidate on
    all of them (descriptive: the shipped pick's figures there are not held out).
 5. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
-   earlier window (names held out): for the ``workflow`` and ``repository`` sources, the
-   residuals pooled (shrunk n/(n+1), ``evidence._from_workflow``) or weighted by
-   similarity (``evidence._from_repository``).
+   earlier window (names held out, then whole workflows): for the ``workflow`` and
+   ``repository`` sources, the residuals pooled (shrunk n/(n+1),
+   ``evidence._from_workflow``) or weighted by similarity, each job of the other
+   workflows a lender or each other workflow one (``evidence._from_repository``).
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -222,7 +223,8 @@ def pairs(examples, cold) -> None:
                   f"r = {np.corrcoef(sub[:, 0], sub[:, 1])[0, 1]:+.2f}")
 
 
-def similar_depth(folder: str, test_days: float) -> None:
+def similar_depth(folder: str, test_days: float,
+                  holdouts: tuple[str, ...] = ("names", "workflows")) -> None:
     from laser_ci.evaluation.new_jobs import depth_rows
     from laser_ci.predictors import evidence
     from laser_ci.predictors.choice import load_predictor
@@ -231,29 +233,40 @@ def similar_depth(folder: str, test_days: float) -> None:
     predictor = load_predictor()
     shipped = evidence._from_workflow, evidence._from_repository
     pooled = evidence._from_workflow
-    weighted = evidence._from_repository  # each other workflow lends once
+    per_job = evidence._from_repository  # each job of the other workflows lends
 
-    def per_job(item, others):  # each job of the other workflows lends
-        return item.cold_log + evidence.lent_shift(item.words,
-                                                   [(o.words, o.residuals()) for o in others])
+    def weighted(item, others):  # each other workflow lends once, through its jobs most alike
+        lenders: dict[str, tuple[float, frozenset[str], list[float]]] = {}
+        for o in others:
+            sim = evidence.similarity(item.words, o.words)
+            best = lenders.get(o.workflow)
+            if best is None or sim > best[0]:
+                lenders[o.workflow] = (sim, o.words, o.residuals())
+            elif sim == best[0]:
+                best[2].extend(o.residuals())
+        return item.cold_log + evidence.lent_shift(
+            item.words, [(w, r) for _s, w, r in lenders.values()])
 
     for name, for_workflow, for_repository in [
             ("weighted per job, both", per_job, per_job),
             ("pooled, both", pooled, pooled),
             ("workflow pooled, repository per job", pooled, per_job),
             ("workflow pooled, repository per workflow", pooled, weighted)]:
-        evidence._from_workflow, evidence._from_repository = for_workflow, for_repository
-        try:
-            rows = depth_rows(folder, predictor, test_days=test_days, shift_days=test_days,
-                              holdout="names", offsets={}, own=False)
-        finally:
-            evidence._from_workflow, evidence._from_repository = shipped
-        for source in ("workflow", "repository"):
-            sub = [r for r in rows if r.source == source and r.success]
-            if sub:
-                print(f"{Path(folder).name} earlier window, {name:38s} {source:10s} "
-                      f"{len(sub):5d} runs: {log_mae([r.pred[1] for r in sub], [r.truth for r in sub]):.3f} "
-                      f"(cold {log_mae([r.cold[1] for r in sub], [r.truth for r in sub]):.3f})")
+        for holdout in holdouts:
+            evidence._from_workflow, evidence._from_repository = for_workflow, for_repository
+            try:
+                rows = depth_rows(folder, predictor, test_days=test_days,
+                                  shift_days=test_days, holdout=holdout, offsets={}, own=False)
+            finally:
+                evidence._from_workflow, evidence._from_repository = shipped
+            for source in ("workflow", "repository"):
+                sub = [r for r in rows if r.source == source and r.success]
+                if sub:
+                    truth = [r.truth for r in sub]
+                    print(f"{Path(folder).name} earlier window, {holdout} held out, {name}: "
+                          f"{source} {len(sub)} runs: "
+                          f"{log_mae([r.pred[1] for r in sub], truth):.3f} "
+                          f"(cold {log_mae([r.cold[1] for r in sub], truth):.3f})")
 
 
 def main() -> None:

@@ -198,25 +198,23 @@ def test_lent_shift_edge_values(words, others, expected) -> None:
     assert lent_shift(words, others) == pytest.approx(expected)
 
 
-def test_each_other_workflow_lends_once_through_its_jobs_most_alike() -> None:
-    """A large workflow of 40 jobs, each a fifth alike, lends as one job would: the many
-    unlike jobs of a big repository do not outweigh the cold prediction together."""
+def test_each_job_of_the_other_workflows_lends() -> None:
+    """Every job of the repository's other workflows is a lender: 40 jobs a ninth alike
+    lend together what one would lend with forty times its say; one just like it lends
+    nearly all of its residual."""
     mine = frozenset("abcde")
     unlike = frozenset("aXYZW")  # similarity 1/9
     big = [Item("big.yml", f"j{k}", 0.0, (math.e,) * 3, words=unlike) for k in range(40)]
     new = Item("new.yml", "n", 0.0, words=mine)
     got = resolve([*big, new])[-1]
     assert got.source == "repository" and got.runs == 120
-    # one lender: the 40 equally alike jobs' 120 runs pooled
-    assert got.log_p50 == pytest.approx(lent_shift(mine, [(unlike, [1.0] * 120)]))
-    assert got.log_p50 < 0.02
-    # (were each job a lender, the 40 together would move it by a third of their residual)
-    assert lent_shift(mine, [(unlike, [1.0] * 3)] * 40) > 0.25
-    # a job just like it in a second workflow lends nearly all of its residual
+    say = (1 / 9) ** 4 * 0.75 * 40
+    assert got.log_p50 == pytest.approx(say / (say + SIM_PRIOR))
+    assert got.log_p50 == pytest.approx(lent_shift(mine, [(unlike, [1.0] * 3)] * 40))
     twin = Item("twin.yml", "t", 0.0, (math.e ** 2,) * 3, words=mine)
     got = resolve([*big, twin, new])[-1]
     assert got.log_p50 == pytest.approx(
-        lent_shift(mine, [(unlike, [1.0] * 120), (mine, [2.0] * 3)]))
+        lent_shift(mine, [(unlike, [1.0] * 3)] * 40 + [(mine, [2.0] * 3)]))
     assert got.log_p50 > 1.9
 
 
@@ -310,6 +308,30 @@ def test_bands_per_source(tmp_path) -> None:
     path.write_text('{"offsets": {"workflow": [0.5, 0.7], "siblings": "x"}}')
     assert load_offsets(path) == {}
     assert load_offsets(tmp_path / "missing.json") == {}
+
+
+@pytest.mark.parametrize("residuals, weights, expected", [
+    ([-2.0, -1.0, 1.0, 2.0], None, (-1.7, 1.7)),                 # numpy's linear quantiles
+    ([-2.0, -1.0, 1.0, 2.0], [1, 1, 1, 1], (-2.0, 2.0)),         # the inverted CDF
+    ([-2.0, -1.0, 1.0, 2.0], [1 / 3] * 4, (-2.0, 2.0)),          # rounding does not move it
+    ([1.0, 2.0, 3.0], [1, 1, 1], (0.0, 3.0)),                     # lo is at most 0
+    # one repository of 2 residuals weighs as much as one of 8
+    ([-3.0, 3.0] + [0.1] * 8, [1 / 2] * 2 + [1 / 8] * 8, (-3.0, 3.0)),
+    ([-3.0, 3.0] + [0.1] * 8, None, (-0.21, 0.39)),
+    ([], None, (0.0, 0.0)),
+])
+def test_band_offsets_edge_values(residuals, weights, expected) -> None:
+    from laser_ci.predictors.evidence_bands import band_offsets
+
+    assert band_offsets(residuals, weights=weights) == pytest.approx(expected)
+
+
+def test_band_offsets_rejects_weights_that_do_not_fit() -> None:
+    from laser_ci.predictors.evidence_bands import band_offsets
+
+    for weights in ([1.0], [1.0, 0.0], [1.0, -1.0]):
+        with pytest.raises(ValueError):
+            band_offsets([1.0, 2.0], weights=weights)
 
 
 class _Constant:

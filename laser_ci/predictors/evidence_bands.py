@@ -33,17 +33,22 @@ SOURCES = ("siblings", "workflow", "repository")
 def band_offsets(residuals: Any, lo: float = 0.1, hi: float = 0.9,
                  weights: Any = None) -> tuple[float, float]:
     """(q_lo, q_hi) of log residuals ``ln truth - ln p50``, lo at most 0 and hi at least 0;
-    with ``weights`` (one per residual), quantiles of the weighted sample (the smallest
-    residual whose cumulative weight reaches the share)."""
+    with ``weights`` (one per residual, positive), quantiles of the weighted sample: the
+    smallest residual whose cumulative weight reaches the share (numpy's ``inverted_cdf``
+    where the weights are equal)."""
     r = np.asarray(list(residuals), dtype=float)
     if not len(r):
         return 0.0, 0.0
     if weights is None:
         q_lo, q_hi = np.quantile(r, [lo, hi])
     else:
+        w = np.asarray(list(weights), dtype=float)
+        if w.shape != r.shape or not (w > 0).all():
+            raise ValueError("band_offsets: one positive weight per residual")
         order = np.argsort(r, kind="stable")
-        cum = np.cumsum(np.asarray(list(weights), dtype=float)[order])
-        at = np.searchsorted(cum, np.array([lo, hi]) * cum[-1], side="left")
+        cum = np.cumsum(w[order])
+        # a share reached up to rounding counts as reached (weights of 1/3 sum to 0.99999...)
+        at = np.searchsorted(cum, np.array([lo, hi]) * cum[-1] * (1 - 1e-9), side="left")
         q_lo, q_hi = r[order][np.minimum(at, len(r) - 1)]
     return float(min(q_lo, 0.0)), float(max(q_hi, 0.0))
 
