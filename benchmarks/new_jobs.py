@@ -5,7 +5,8 @@ history, the default against the median of their earlier successful runs.
 
     python benchmarks/new_jobs.py [--data ../shared/data/gha-runs]
         [--depth ../shared/data/depth/iree-org+iree ...] [--test-days 3]
-        [--holdout names --holdout workflows] [--write-bands] [--json runs/new_jobs.json]
+        [--holdout names --holdout workflows] [--write-bands] [--shipped-bands]
+        [--json runs/new_jobs.json]
 
 The protocols are :mod:`laser_ci.evaluation.new_jobs`'s. The shared runs: the val
 repositories (never seen by the shipped cold model), bands cross-validated by repository.
@@ -38,6 +39,21 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 
 
+def shipped(folder: str, predictor, test_days: float, holdout: str) -> None:
+    from laser_ci.evaluation.new_jobs import depth_rows, summarize
+    from laser_ci.predictors.evidence_bands import load_offsets
+
+    rows = depth_rows(folder, predictor, test_days=test_days, holdout=holdout,
+                      offsets=load_offsets(), own=False)
+    for source in ("siblings", "workflow", "repository"):
+        sub = [r for r in rows if r.source == source and r.success]
+        if sub:
+            s = summarize(sub)
+            print(f"{Path(folder).name}, {holdout} held out, shipped bands, {source}: "
+                  f"{len(sub)} successful runs, coverage {s['coverage']:.0%}, "
+                  f"p90/p10 {s['width']:.1f}×")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(SHARED / "gha-runs"),
@@ -52,6 +68,11 @@ def main() -> None:
                     help="the shared runs: every repository, cold predictions by tabular "
                          "trained on the other folds (minutes per fold) instead of the "
                          "shipped model on the val repositories")
+    ap.add_argument("--shipped-bands", action="store_true",
+                    help="the depth folders' last days with the shipped bands "
+                         "(model/baselines/evidence_bands.json) instead of the earlier "
+                         "window's: the coverage a user gets (iree's residuals are among "
+                         "those the shipped bands were taken from)")
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args()
     holdouts = args.holdout or ["names", "workflows"]
@@ -83,6 +104,9 @@ def main() -> None:
         figures["gha"] = figs
     for folder in depth:
         for holdout in holdouts:
+            if args.shipped_bands:
+                shipped(folder, predictor, args.test_days, holdout)
+                continue
             t0 = time.time()
             early, rows, offsets = depth_report(folder, predictor, test_days=args.test_days,
                                                 holdout=holdout)
