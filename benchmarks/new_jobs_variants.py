@@ -157,26 +157,25 @@ def similar(data_dir: str, folds: int = 5) -> None:
 
     shipped = evidence.SIM_POWER, evidence.SIM_PRIOR
     examples, cold = _refit_cold(data_dir, folds)
-    cases = [(i, lent) for i, lent in repository_evidence(examples, cold)
+    cases = [(i, words, lent) for i, words, lent in repository_evidence(examples, cold)
              if examples[i].conclusion == "success"]
     truth = {i: math.log(examples[i].runtime_s) - math.log(max(cold[i].p50, 1.0))
-             for i, _ in cases}
-    words = {i: evidence.words_of(examples[i].text) for i, _ in cases}
+             for i, _w, _l in cases}
 
     def errors(cand: tuple[float, float] | None, which: list) -> list[float]:
         out = []
-        for i, lent in which:
+        for i, words, lent in which:
             if cand is None:
                 shift = evidence.shrunk_shift([r for _w, rs in lent for r in rs])
             else:
                 evidence.SIM_POWER, evidence.SIM_PRIOR = cand
-                shift = evidence.lent_shift(words[i], lent)
+                shift = evidence.lent_shift(words, lent)
             out.append(abs(truth[i] - shift))
         return out
 
     pairs(examples, cold)
     grid: list[tuple[float, float] | None] = [None, *((p, c) for p in POWERS for c in PRIORS)]
-    fold = {i: _fold(examples[i].repo, folds) for i, _ in cases}
+    fold = {i: _fold(examples[i].repo, folds) for i, _w, _l in cases}
     held: list[float] = []
     base: list[float] = []
     groups: list[str] = []
@@ -186,10 +185,11 @@ def similar(data_dir: str, folds: int = 5) -> None:
         best = min(grid, key=lambda g: float(np.mean(errors(g, train))))
         got = errors(best, test)
         held += got
-        base += [abs(truth[i]) for i, _ in test]
-        groups += [examples[i].repo for i, _ in test]
+        cold_errors = [abs(truth[i]) for i, _w, _l in test]
+        base += cold_errors
+        groups += [examples[i].repo for i, _w, _l in test]
         print(f"fold {f}: picked {best or 'pooled'} on {len(train)} runs; "
-              f"{len(test)} runs: {np.mean(got):.3f} (cold {np.mean([abs(truth[i]) for i, _ in test]):.3f})")
+              f"{len(test)} runs: {np.mean(got):.3f} (cold {np.mean(cold_errors):.3f})")
     diff = paired_error_diff(held, base, groups)
     print(f"every fold, each by the pick of the others: {np.mean(held):.3f} against cold "
           f"{np.mean(base):.3f} ({len(held)} successful runs), {format_diff(diff)} "

@@ -249,23 +249,24 @@ def _size_job(job: JobInstance, runtime: Runtime, predict_on: PredictOn,
 def _job_text(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
               history: HistoryIndex | None) -> tuple[str, int | None]:
     """The serialized job, with its history block when past runs are known; and their count."""
-    text, n, _source, _failures = _job_text_from(job, wf, profile, history)
+    text, _cold, n, _source, _failures = _job_text_from(job, wf, profile, history)
     return text, n
 
 
 def _job_text_from(job: JobInstance, wf: Workflow, profile: RepoProfile | None,
                    history: HistoryIndex | None,
-                   ) -> tuple[str, int | None, str | None, Failures | None]:
-    """The serialized job (with its history block when it has past runs of its own), their
-    count, ``own`` when it has them (else None: the evidence of the rest of the repository
-    is looked at after the batch, :func:`_with_evidence`) and how its own earlier runs
-    ended."""
+                   ) -> tuple[str, str, int | None, str | None, Failures | None]:
+    """The serialized job (with its history block when it has past runs of its own), the
+    job serialized without it, their count, ``own`` when it has them (else None: the
+    evidence of the rest of the repository is looked at after the batch,
+    :func:`_with_evidence`) and how its own earlier runs ended."""
     cold = serialize_job(job, wf, profile)
     past = _past_of(job, wf, history)
     hist = past.history_for(cold) if past is not None else None
     if past is None or hist is None:
-        return cold, None, None, None
-    return serialize_job(job, wf, profile, history=hist), hist.n, "own", past.failures()
+        return cold, cold, None, None, None
+    return (serialize_job(job, wf, profile, history=hist), cold, hist.n, "own",
+            past.failures())
 
 
 def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> PastRuns | None:
@@ -276,17 +277,16 @@ def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> Pa
     return past if past is not None and past.runtimes else None
 
 
-def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequence[str],
+def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], cold: Sequence[str],
                    runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
                                                              Failures | None]],
-                   predictor: Predictor, profile: RepoProfile | None,
-                   history: HistoryIndex | None,
+                   predictor: Predictor, history: HistoryIndex | None,
                    offsets: dict[str, tuple[float, float]] | None) -> list[int | None]:
     """Predicts every job without runs of its own from the closest evidence the repository
-    has (:mod:`laser_ci.predictors.evidence`; ``texts``: the batch's, what each job does
-    read from its text without history): ``runtimes`` and ``warm`` are updated in place;
-    returns the runs each evidence rests on (None for the others). ``offsets``: the bands
-    per source (None: the shipped model's)."""
+    has (:mod:`laser_ci.predictors.evidence`; ``cold``: each job's text without history,
+    what it does): ``runtimes`` and ``warm`` are updated in place; returns the runs each
+    evidence rests on (None for the others). ``offsets``: the bands per source (None: the
+    shipped model's)."""
     from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs, words_of
 
     evidence_runs: list[int | None] = [None] * len(pairs)
@@ -299,14 +299,11 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequenc
     estimated = {wf.path for _job, wf in pairs}
     elsewhere = [(path, past) for (path, _name), past in sorted(history.jobs.items())
                  if path not in estimated and past.previous_text and typical_runs(past)]
-    cold_texts = [serialize_job(pairs[k][0], pairs[k][1], profile) for k in own]
-    cold_texts += [str(past.previous_text) for _path, past in elsewhere]
-    got = predictor.predict(cold_texts) if cold_texts else []
+    asked = [cold[k] for k in own] + [str(past.previous_text) for _path, past in elsewhere]
+    got = predictor.predict(asked) if asked else []
     cold_log = [math.log(max(rt.p50, 1.0)) for rt in runtimes]  # the others' texts are cold
-    cold = list(texts)
-    for k, rt, text in zip(own, got, cold_texts, strict=False):
+    for k, rt in zip(own, got, strict=False):
         cold_log[k] = math.log(max(rt.p50, 1.0))
-        cold[k] = text
     has_own = set(own)
     items = [Item(wf.path, job.id, cold_log[k],
                   typical_runs(_past_of(job, wf, history)) if k in has_own else (),
@@ -346,37 +343,24 @@ def _predicted_usage(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Seque
 
 def _own_rule(pairs: Sequence[tuple[JobInstance, Workflow]],
               warm: Sequence[tuple[int | None, str | None, Failures | None]],
-              history: HistoryIndex | None,
-              offsets: dict[str, tuple[float, float]]) -> dict[int, Runtime]:
-    """The runtime of each job that its own runs predict with a calibrated band of their
-    own (:func:`laser_ci.predictors.own_runs.own_runtime`), by index: the predictor's
-    prediction of these jobs would be replaced, so it is not computed."""
+              history: HistoryIndex | None, offsets: dict[str, tuple[float, float]],
+              runtimes: Sequence[Runtime] | None = None) -> dict[int, Runtime]:
+    """The runtime of each job with successful runs of its own predicted from them
+    (:func:`laser_ci.predictors.own_runs.own_runtime`: the median of the latest half of
+    them, at least 3 and at most 100, with the band calibrated for its history size), by
+    index. Without ``runtimes`` (the predictor's, not computed yet: for these jobs it
+    would be replaced) only the jobs whose history size has a calibrated band; with them,
+    every one, the others keeping their predicted band's width."""
     from laser_ci.predictors.own_runs import own_runtime
 
     ruled: dict[int, Runtime] = {}
     for k, ((job, wf), (_n, source, _f)) in enumerate(zip(pairs, warm, strict=True)):
         if source == "own":
-            got = own_runtime(_past_of(job, wf, history), offsets, None)
+            got = own_runtime(_past_of(job, wf, history), offsets,
+                              runtimes[k] if runtimes is not None else None)
             if got is not None:
                 ruled[k] = got[0]
     return ruled
-
-
-def _with_own_runs(pairs: Sequence[tuple[JobInstance, Workflow]], runtimes: list[Runtime],
-                   warm: Sequence[tuple[int | None, str | None, Failures | None]],
-                   history: HistoryIndex | None,
-                   offsets: dict[str, tuple[float, float]]) -> None:
-    """Each job with successful runs of its own predicted from them
-    (:mod:`laser_ci.predictors.own_runs`: the median of the latest half of them, at least
-    3 and at most 100, with the band calibrated for its history size) in place of the predictor's warm
-    prediction; ``runtimes`` updated in place."""
-    from laser_ci.predictors.own_runs import own_runtime
-
-    for k, ((job, wf), (_n, source, _f)) in enumerate(zip(pairs, warm, strict=True)):
-        if source == "own":
-            got = own_runtime(_past_of(job, wf, history), offsets, runtimes[k])
-            if got is not None:
-                runtimes[k] = got[0]
 
 
 def _bands(offsets: dict[str, tuple[float, float]] | None) -> dict[str, tuple[float, float]]:
@@ -420,8 +404,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         skip_after(wf.jobs, _retired_jobs(wf, opts))  # do the jobs that need it
     pairs = [(job, wf) for wf in workflows for job in wf.jobs]
     prepared = [_job_text_from(job, wf, profile, history) for job, wf in pairs]
-    texts = [t for t, _, _, _ in prepared]
-    warm = [(n, source, failures) for _, n, source, failures in prepared]
+    texts = [t for t, *_ in prepared]
+    warm = [(n, source, failures) for _t, _c, n, source, failures in prepared]
     ruled: dict[int, Runtime] = {}  # the jobs their own runs predict: the model is not asked
     if own_runs and any(source == "own" for _n, source, _f in warm):
         offsets = _bands(offsets)
@@ -430,9 +414,10 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     got = iter(predictor.predict([texts[k] for k in asked]) if asked else [])
     runtimes = [ruled[k] if k in ruled else next(got) for k in range(len(texts))]
     if own_runs and len(ruled) < sum(source == "own" for _n, source, _f in warm):
-        _with_own_runs(pairs, runtimes, warm, history, _bands(offsets))
-    evidence_runs = _with_evidence(pairs, texts, runtimes, warm, predictor, profile, history,
-                                   offsets)
+        for k, rt in _own_rule(pairs, warm, history, _bands(offsets), runtimes).items():
+            runtimes[k] = rt
+    evidence_runs = _with_evidence(pairs, [c for _t, c, *_ in prepared], runtimes, warm,
+                                   predictor, history, offsets)
     predicted = _predicted_usage(pairs, texts, runtimes, predictor, history)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
     others = (_OtherRunners(predictor, profile, history)

@@ -848,16 +848,24 @@ def test_shared_prefixes_change_no_sample(batch_jobs: int, stratified: bool):
 
 
 class ThreadedDecoder(FakeDecoder):
-    """A :class:`FakeDecoder` that notes which thread ran each pass."""
+    """A :class:`FakeDecoder` that notes which thread ran each pass. Passes wait (5 s at
+    most) until a second thread has made one: a worker that finished its bucket before the
+    next was handed out would take that one too (a loaded machine), and these passes are
+    too fast to keep it busy."""
 
     def __init__(self, columns: int) -> None:
         super().__init__(columns)
         self.threads: set[int] = set()
         self.guard = threading.Lock()  # FakeDecoder.calls is a list: one append at a time
+        self.two = threading.Event()
 
     def forward(self, input_ids, position_ids, bias, past):
         with self.guard:
             self.threads.add(threading.get_ident())
+            if len(self.threads) > 1:
+                self.two.set()
+        self.two.wait(timeout=5)
+        with self.guard:
             return super().forward(input_ids, position_ids, bias, past)
 
 

@@ -120,11 +120,12 @@ def _refit_cold(data_dir: str | os.PathLike[str], k: int) -> tuple[list[Any], li
 
 
 def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
-                        ) -> list[tuple[int, list[tuple[frozenset[str], list[float]]]]]:
+                        ) -> list[tuple[int, frozenset[str],
+                                        list[tuple[frozenset[str], list[float]]]]]:
     """For each workflow run with earlier successful runs of other workflows of its
-    repository: its index and, per such workflow, its words (its latest run's,
-    :func:`laser_ci.predictors.evidence.words_of`) and the residuals ``ln t - ln cold`` of
-    those runs, as :func:`laser_ci.predictors.evidence.lent_shift` takes them."""
+    repository: its index, its words (:func:`laser_ci.predictors.evidence.words_of`) and,
+    per such workflow, its words (its latest run's) and the residuals ``ln t - ln cold`` of
+    those runs: what :func:`laser_ci.predictors.evidence.lent_shift` takes."""
     from laser_ci.training.history import run_time
 
     by_repo: dict[str, list[int]] = {}
@@ -147,13 +148,13 @@ def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
                     residuals.append(math.log(o.runtime_s) - math.log(max(cold[j].p50, 1.0)))
                     lent[o.workflow_path] = (words[j], residuals)
             if lent:
-                out.append((i, list(lent.values())))
+                out.append((i, words[i], list(lent.values())))
     return out
 
 
 def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: int) -> list[Row]:
-    raw = [(i, math.log(max(cold[i].p50, 1.0)) + lent_shift(words_of(examples[i].text), lent))
-           for i, lent in repository_evidence(examples, cold)]  # (example, shifted ln p50)
+    raw = [(i, math.log(max(cold[i].p50, 1.0)) + lent_shift(words, lent))
+           for i, words, lent in repository_evidence(examples, cold)]  # (example, ln p50)
     rows = []
     # folds of their own (the val repositories all lie in one fold of evaluation.folds)
     fold_of = {i: _fold(examples[i].repo, folds) for i, _ in raw}

@@ -331,7 +331,7 @@ class LaserModel:
         to (the history's median or recent median, or the reference model's p50; None for a
         model that writes
         runtimes)."""
-        from laser_ci.predictors.decode import DecodeStats, sample_numbers
+        from laser_ci.predictors.decode import DecodeStats
         from laser_ci.text.tokenize import RATIO_CENTER
 
         if not texts:
@@ -339,26 +339,27 @@ class LaserModel:
         texts = self.prompt_texts(texts)
         stats = DecodeStats()
         segments = self.prompt.encode_segments(texts)
-        out = sample_numbers(
-            self.decoder,
-            [own for _, own in segments],
-            self.skeleton,
-            shared=[head for head, _ in segments] if any(h for h, _ in segments) else None,
-            prefix_store=self.prefix_store,
-            num_samples=num_samples or self.num_samples,
-            temperature=self.temperature,
-            seed=self.seed,
-            pad_id=self.prompt.pad_id,
-            stats=stats,
-            stratified=self.sampling == "stratified",
-            exact_last=self.exact_last,
-            max_batch_jobs=self.batch_jobs,
-            workers=self.threads,
-        )
+        out = self._sample(segments, [own for _, own in segments], self.skeleton,
+                           num_samples=num_samples, stats=stats)
         self.last_stats = stats
         refs = [self.prompt.reference(t) for t in texts]
         return [(s, None) if r is None else (s * r, r * RATIO_CENTER)
                 for s, r in zip(out, refs, strict=True)]
+
+    def _sample(self, segments: Sequence[tuple[list[int], list[int]]],
+                prompts: Sequence[Sequence[int]], skeleton: Any, num_samples: int | None = None,
+                stats: Any = None) -> list[np.ndarray]:
+        """:func:`laser_ci.predictors.decode.sample_numbers` of ``prompts`` (each after its
+        segment's shared head) under ``skeleton``, as this model decodes."""
+        from laser_ci.predictors.decode import sample_numbers
+
+        return sample_numbers(
+            self.decoder, prompts, skeleton,
+            shared=[head for head, _ in segments] if any(h for h, _ in segments) else None,
+            prefix_store=self.prefix_store, num_samples=num_samples or self.num_samples,
+            temperature=self.temperature, seed=self.seed, pad_id=self.prompt.pad_id,
+            stats=stats, stratified=self.sampling == "stratified", exact_last=self.exact_last,
+            max_batch_jobs=self.batch_jobs, workers=self.threads)
 
     def predict_usage(self, texts: Sequence[str], runtimes: Sequence[Runtime],
                       ) -> list[dict[str, dict[str, float]]]:
@@ -367,7 +368,7 @@ class LaserModel:
         runtime is (the same constrained loop, its key prefix-filled), the prompt reading
         the runtime and the earlier targets' medians. Empty dicts from a model that writes
         the runtime alone (``laser.json`` without ``prompt.targets``)."""
-        from laser_ci.predictors.decode import Skeleton, sample_numbers
+        from laser_ci.predictors.decode import Skeleton
 
         if not self.prompt.targets or not texts:
             return [{} for _ in texts]
@@ -382,14 +383,7 @@ class LaserModel:
             prompts = [own + self.prompt.written(rt.p50, ref, done)[0]
                        for (_h, own), rt, ref, done in zip(segments, runtimes, refs, got,
                                                            strict=True)]
-            samples = sample_numbers(
-                self.decoder, prompts, skeleton,
-                shared=[h for h, _ in segments] if any(h for h, _ in segments) else None,
-                prefix_store=self.prefix_store, num_samples=self.num_samples,
-                temperature=self.temperature, seed=self.seed, pad_id=self.prompt.pad_id,
-                stratified=self.sampling == "stratified", exact_last=self.exact_last,
-                max_batch_jobs=self.batch_jobs, workers=self.threads)
-            for k, s in enumerate(samples):
+            for k, s in enumerate(self._sample(segments, prompts, skeleton)):
                 p50, p90 = (float(np.quantile(s, q)) for q in (0.5, 0.9))
                 got[k][key] = p50
                 out[k][key] = {"p50": p50, "p90": p90}

@@ -223,7 +223,9 @@ class PromptCodec:
         self.pieces = self._encoded(skeleton)
         self.segments = {key: self._encoded([f'", "{key}": "', *skeleton[1:-1]])
                          for key in self.targets}
-        self.close = self.tokenizer.encode(str(skeleton[-1]), add_special_tokens=False).ids
+        close = self.pieces[-1]
+        assert isinstance(close, list), "a number codec's skeleton ends with a fixed piece"
+        self.close = close
 
     def _encoded(self, pieces: Sequence[str | int]) -> list[list[int] | int]:
         return [self.tokenizer.encode(p, add_special_tokens=False).ids if isinstance(p, str)

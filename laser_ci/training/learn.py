@@ -393,7 +393,8 @@ def learn_repository(data_dir: str | os.PathLike[str], base_dir: str | os.PathLi
                        cfg.seed)
     cal_new = _sample(split.new, CAL_NEW_MAX, cfg.seed)
     decode_s = _decode_seconds_per_text(base, cal_warm[:20], cfg.threads)
-    # the usage check decodes its texts once per target and once for the runtime
+    # the usage check decodes its texts once per target and once for the runtime, with the
+    # learned model alone (halved: training_minutes counts each calibration text twice)
     usage_texts = min(sum(bool(e.usage) for e in split.val + split.new), CAL_WARM_MAX) * (
         1 + len(cfg.targets)) // 2 if cfg.targets else 0
     budget = training_minutes(minutes, time.time() - t0, val_pass_s, decode_s,
