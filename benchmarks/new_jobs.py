@@ -5,7 +5,7 @@ history, the default against the median of their earlier successful runs.
 
     python benchmarks/new_jobs.py [--data ../shared/data/gha-runs]
         [--depth ../shared/data/depth/iree-org+iree ...] [--test-days 3]
-        [--holdout names --holdout workflows] [--write-bands] [--shipped-bands]
+        [--holdout names --holdout workflows] [--refit] [--write-bands] [--shipped-bands]
         [--json runs/new_jobs.json]
 
 The protocols are :mod:`laser_ci.evaluation.new_jobs`'s. The shared runs: the val
@@ -14,8 +14,10 @@ The depth data: the last ``--test-days`` days as test, the history the runs befo
 job names (or whole workflows) held out of it in five groups; the bands of the test days
 calibrated on the same protocol one window earlier. ``--write-bands`` writes
 ``model/baselines/evidence_bands.json``: per source the quantiles of every residual measured
-here (successful runs; both windows of the depth data, the val repositories of the shared
-runs), each repository weighing the same; the own runs' bands there (``own``,
+here (successful runs; both windows of the depth data, the shared runs' val repositories,
+or with ``--refit`` all of them: the shipped bands are ``--refit``'s, since the
+``repository`` source counts only where alike workflows ran, 57 runs of 8 val
+repositories), each repository weighing the same; the own runs' bands there (``own``,
 ``own/<n>``) are ``benchmarks/own_runs.py``'s and are kept.
 """
 
@@ -31,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from laser_ci.evaluation.evaluate import json_safe  # noqa: E402
-from laser_ci.evaluation.new_jobs import depth_report, gha_rows, table  # noqa: E402
+from laser_ci.evaluation.new_jobs import GHA_HELD, depth_report, gha_rows, table  # noqa: E402
 from laser_ci.predictors.choice import load_predictor  # noqa: E402
 from laser_ci.predictors.evidence_bands import band_offsets, default_file, write_offsets  # noqa: E402
 
@@ -98,7 +100,8 @@ def main() -> None:
         which = ("every repository, cold from each fold's own tabular" if args.refit
                  else "val repositories, cold from the shipped model")
         text, figs = table(rows, f"{Path(args.data).name}: each run as a workflow new to its "
-                                 f"repository ({which}; bands cross-validated by repository)")
+                                 f"repository ({which}; bands cross-validated by repository)",
+                            held=GHA_HELD)
         print(text)
         print(f"({time.time() - t0:.0f} s)\n")
         figures["gha"] = figs
@@ -134,10 +137,13 @@ def main() -> None:
         info = {s: {"n": {d: len(r) for d, r in by.items()}} for s, by in residuals.items()}
         if "own" in old:
             info["own"] = old["own"]
-        info["command"] = "python benchmarks/new_jobs.py --write-bands"
-        info["from"] = ("successful runs: the val repositories of the shared runs (repository) "
-                        "and both windows of each depth folder's held-out jobs; each "
-                        "repository weighs the same")
+        info["command"] = ("python benchmarks/new_jobs.py --write-bands"
+                           + (" --refit" if args.refit else ""))
+        info["from"] = ("successful runs: the shared runs' "
+                        + ("repositories, each fold's cold prediction by tabular fit on the "
+                           "others," if args.refit else "val repositories")
+                        + " (repository) and both windows of each depth folder's held-out "
+                          "jobs; each repository weighs the same")
         write_offsets(default_file(), offsets, info)
         print(f"wrote {default_file()}: {offsets}")
     if args.json:

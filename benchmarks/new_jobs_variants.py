@@ -20,7 +20,13 @@
    lowest log-MAE on the other folds' successful runs, and its log-MAE on the fold's
    (the held-out figure, with its paired interval against cold); then every candidate on
    all of them (descriptive: the shipped pick's figures there are not held out).
-5. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
+5. ``--say GHA_FOLDER``: when the repository counts as evidence for a workflow new to it,
+   every repository, cold predictions as in 4: for thresholds on the lenders' say
+   (``evidence.lent``; 0: always, the shipped rule before ``MIN_SAY``), runs under the
+   threshold keep the cold prediction and its band, those over it the shifted p50 and a
+   band from the other folds' residuals over it. log-MAE, interval score (p10-p90, ln s),
+   coverage over and under the threshold, the median p90/p10.
+6. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
    earlier window (names held out, then whole workflows): for the ``workflow`` and
    ``repository`` sources, the residuals pooled (shrunk n/(n+1),
    ``evidence._from_workflow``) or weighted by similarity, each job of the other
@@ -31,6 +37,7 @@
     python benchmarks/new_jobs_variants.py --alpha ../shared/data/depth/iree-org+iree
     python benchmarks/new_jobs_variants.py --residuals ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --similar ../shared/data/gha-runs
+    python benchmarks/new_jobs_variants.py --say ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --similar-depth ../shared/data/depth/iree-org+iree
 """
 
@@ -199,6 +206,54 @@ def similar(data_dir: str, folds: int = 5) -> None:
     evidence.SIM_POWER, evidence.SIM_PRIOR = shipped
 
 
+SAYS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9)
+
+
+def say(data_dir: str, folds: int = 5) -> None:
+    from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
+    from laser_ci.predictors import evidence
+    from laser_ci.predictors.evidence_bands import band_offsets
+    from laser_ci.training.metrics import interval_score_log
+
+    examples, cold = _refit_cold(data_dir, folds)
+    cases = []  # (fold, residual against cold, shift, say, cold band's (lo, hi))
+    for i, words, lent in repository_evidence(examples, cold):
+        if examples[i].conclusion == "success":
+            c = cold[i]
+            mu = math.log(max(c.p50, 1.0))
+            cases.append((_fold(examples[i].repo, folds), math.log(examples[i].runtime_s) - mu,
+                          *evidence.lent(words, lent),
+                          (math.log(max(c.p10, 1.0)) - mu, math.log(max(c.p90, 1.0)) - mu)))
+    print(f"{len(cases)} successful runs of workflows new to their repository; "
+          f"cold log-MAE {np.mean([abs(r) for _f, r, *_x in cases]):.3f}")
+    print("| say at least | share | log-MAE | interval score | coverage | over | under | "
+          "p90/p10 |\n|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for least in SAYS:
+        out = []  # (over, |error|, interval score, inside, ln width)
+        split = []  # least 0, one band for all: (say >= MIN_SAY, inside)
+        for f in range(folds):
+            lo, hi = band_offsets([r - s for g, r, s, w, _b in cases if g != f and w >= least])
+            for g, r, s, w, band in cases:
+                if g == f:
+                    over = w >= least
+                    split.append((w >= evidence.MIN_SAY, lo <= r - s <= hi))
+                    e, (a, b) = (r - s, (lo, hi)) if over else (r, band)
+                    score = interval_score_log(np.array([a]), np.array([b]), np.array([e]))
+                    out.append((over, abs(e), score, a <= e <= b, b - a))
+        o = np.array(out, dtype=float)
+        over = o[:, 0] == 1
+        cov = [f"{o[m, 3].mean():.0%}" if m.any() else "–" for m in (over, ~over)]
+        print(f"| {least:g} | {over.mean():.0%} | {o[:, 1].mean():.3f} | {o[:, 2].mean():.3f} | "
+              f"{o[:, 3].mean():.0%} | {cov[0]} | {cov[1]} | {math.exp(np.median(o[:, 4])):.1f}× |")
+        if least == 0:
+            sp = np.array(split, dtype=float)
+            alike = sp[:, 0] == 1
+            notes = (f"one band for all: coverage {sp[alike, 1].mean():.0%} where the say is "
+                     f"{evidence.MIN_SAY:g} or more ({alike.sum():.0f} runs), "
+                     f"{sp[~alike, 1].mean():.0%} under it")
+    print(notes)
+
+
 def pairs(examples, cold) -> None:
     """How far one workflow's residual says another's, by how alike the two are: over every
     ordered pair of workflows of one repository with successful runs, the correlation of
@@ -275,6 +330,7 @@ def main() -> None:
     ap.add_argument("--alpha", action="append", default=[])
     ap.add_argument("--residuals", default=None)
     ap.add_argument("--similar", default=None)
+    ap.add_argument("--say", default=None)
     ap.add_argument("--similar-depth", action="append", default=[])
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
@@ -286,6 +342,8 @@ def main() -> None:
         residuals(args.residuals)
     if args.similar:
         similar(args.similar)
+    if args.say:
+        say(args.say)
     for folder in args.similar_depth:
         similar_depth(folder, args.test_days)
 

@@ -16,9 +16,11 @@ import pytest
 from laser_ci.estimate import estimate_paths
 from laser_ci.predictors.base import Runtime
 from laser_ci.predictors.evidence import (
+    MIN_SAY,
     SIM_PRIOR,
     Item,
     Resolved,
+    lent,
     lent_shift,
     resolve,
     runtime_of,
@@ -199,23 +201,83 @@ def test_lent_shift_edge_values(words, others, expected) -> None:
 
 
 def test_each_job_of_the_other_workflows_lends() -> None:
-    """Every job of the repository's other workflows is a lender: 40 jobs a ninth alike
-    lend together what one would lend with forty times its say; one just like it lends
-    nearly all of its residual."""
+    """Every job of the repository's other workflows is a lender: one job a quarter alike
+    has too little say to count (the job stays cold), forty of them together lend what
+    one would with forty times its say; one just like it lends nearly all of its
+    residual."""
     mine = frozenset("abcde")
-    unlike = frozenset("aXYZW")  # similarity 1/9
-    big = [Item("big.yml", f"j{k}", 0.0, (math.e,) * 3, words=unlike) for k in range(40)]
+    unlike = frozenset("abXYZ")  # similarity 1/4
     new = Item("new.yml", "n", 0.0, words=mine)
+    one = Item("big.yml", "j", 0.0, (math.e,) * 3, words=unlike)
+    assert lent(mine, [(unlike, [1.0] * 3)])[1] < MIN_SAY
+    assert resolve([one, new])[-1] == Resolved(None, 0.0, 0)
+    big = [Item("big.yml", f"j{k}", 0.0, (math.e,) * 3, words=unlike) for k in range(40)]
     got = resolve([*big, new])[-1]
     assert got.source == "repository" and got.runs == 120
-    say = (1 / 9) ** 4 * 0.75 * 40
+    say = (1 / 4) ** 4 * 0.75 * 40
     assert got.log_p50 == pytest.approx(say / (say + SIM_PRIOR))
     assert got.log_p50 == pytest.approx(lent_shift(mine, [(unlike, [1.0] * 3)] * 40))
     twin = Item("twin.yml", "t", 0.0, (math.e ** 2,) * 3, words=mine)
     got = resolve([*big, twin, new])[-1]
     assert got.log_p50 == pytest.approx(
         lent_shift(mine, [(unlike, [1.0] * 3)] * 40 + [(mine, [2.0] * 3)]))
-    assert got.log_p50 > 1.9
+    assert got.log_p50 > 1.8  # the twin outweighs the forty
+
+
+@pytest.mark.parametrize("others, say", [
+    ([], 0.0),                                                    # nothing ran
+    ([(frozenset({"b"}), [2.0])], 0.0),                           # nothing alike
+    ([(frozenset({"a"}), [2.0])], 0.5 / (0.5 + SIM_PRIOR)),       # one run of a twin
+    ([(frozenset({"a", "b"}), [2.0] * 3)],                        # half alike, 3 runs
+     0.75 / 16 / (0.75 / 16 + SIM_PRIOR)),
+    ([(frozenset({"a", "b", "c"}), [2.0] * 99)],                  # a third alike, 99 runs:
+     0.99 / 81 / (0.99 / 81 + SIM_PRIOR)),                        # just over MIN_SAY
+    ([(frozenset({"a", "b", "c", "d"}), [2.0] * 99)],             # a quarter: under it
+     0.99 / 256 / (0.99 / 256 + SIM_PRIOR)),
+])
+def test_lenders_say_edge_values(others, say) -> None:
+    assert lent(frozenset({"a"}), others)[1] == pytest.approx(say)
+
+
+def test_lenders_say_against_min_say() -> None:
+    third = [(frozenset({"a", "b", "c"}), [2.0] * 99)]
+    quarter = [(frozenset({"a", "b", "c", "d"}), [2.0] * 99)]
+    assert lent(frozenset({"a"}), third)[1] >= MIN_SAY > lent(frozenset({"a"}), quarter)[1]
+
+
+STALE = """name: Stale
+on:
+  schedule:
+    - cron: "30 1 * * *"
+jobs:
+  stale:
+    runs-on: ubuntu-latest
+    timeout-minutes: 1
+    permissions:
+      issues: write
+    steps:
+      - uses: actions/stale@v9
+        with:
+          days-before-stale: 60
+          stale-issue-message: This issue is stale
+"""
+
+
+def test_a_new_workflow_alike_to_nothing_that_ran_stays_a_cold_guess(tmp_path) -> None:
+    """A new workflow none of whose words the repository's runs share: no evidence (the
+    lenders' say under MIN_SAY), so the cold prediction with its band, and no timeout
+    alarm from it, though the runs of the repository's tests are long."""
+    root = _repo(tmp_path)
+    (root / ".github/workflows/stale.yml").write_text(STALE, encoding="utf-8")
+    history = HistoryIndex(jobs={(PATH, "test (3.11)"): _runs(50.0)}, workflows={})
+    cold = _jobs(estimate_paths([str(root)], repo_root=str(root)))["stale"]
+    got = _jobs(estimate_paths([str(root)], repo_root=str(root), history=history))
+    assert got["test (3.12)"]["history_source"] == "siblings"  # the history was read
+    stale = got["stale"]
+    assert stale["history_source"] is None and stale["runtime_s"] == cold["runtime_s"]
+    assert over_timeout(stale) is None
+    assert all(a["message"].startswith("Cannot tell yet")
+               for a in stale["advice"] if a["kind"] == "timeout")
 
 
 def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_path) -> None:
@@ -278,10 +340,10 @@ def test_resolve_order_and_shrinkage() -> None:
     r = [math.log(t / 100) for t in (600, 620, 640)]
     assert got[2] == Resolved("workflow", pytest.approx(math.log(100) + shrunk_shift(r)), 3)
     # the repository: a job that does the same lends its median residual, weighted
-    # 3/4 (its runs) against SIM_PRIOR; one that does nothing alike lends nothing
+    # 3/4 (its runs) against SIM_PRIOR; next to one that does nothing alike, a job stays cold
     assert got[3] == Resolved("repository",
                               pytest.approx(math.log(50) + 0.75 * r[1] / (0.75 + SIM_PRIOR)), 3)
-    assert got[4] == Resolved("repository", pytest.approx(math.log(50)), 3)
+    assert got[4] == Resolved(None, math.log(50), 0)
     assert shrunk_shift([1.0]) == 0.5 and shrunk_shift([]) == 0.0
     assert resolve([Item("a", "t", 1.0)]) == [Resolved(None, 1.0, 0)]
     # a job whose runs all failed has runs of its own but lends none
@@ -403,8 +465,8 @@ def test_shared_runs_protocol_uses_only_earlier_successful_runs_of_other_workflo
     assert all(r.pred[1] == pytest.approx(100 * 4 ** ((2 / 3) / (2 / 3 + SIM_PRIOR)))
                for r in rows)
     assert all(r.source == "repository" and r.group == "a" for r in rows)
-    # a docs workflow that does nothing ci does: its cold prediction
+    # a docs workflow that does nothing ci does: the cold prediction, with its band
     examples[3:5] = [run("a", "docs", 300, 4, text="uses: pages"),
                      run("a", "docs", 300, 5, text="uses: pages")]
-    assert [r.pred[1] for r in _repository_rows(examples, cold, folds=2)] == \
-        pytest.approx([100.0, 100.0])
+    rows = _repository_rows(examples, cold, folds=2)
+    assert [(r.source, r.pred) for r in rows] == [(None, (10.0, 100.0, 1000.0))] * 2

@@ -7,10 +7,11 @@ the repository's kept):
 - the shared runs (``gha-runs``, run-level labels, :func:`gha_rows`): each run of a workflow
   is predicted as a workflow new to its repository, from the cold prediction shifted by
   the residuals of the repository's *earlier* successful runs of its *other* workflows,
-  each workflow's by how alike its text is (:func:`laser_ci.predictors.evidence.lent_shift`,
-  as the estimate does it for jobs). Scored on the repositories the cold
-  model never saw (the ``val`` split of the shipped baselines); bands cross-validated by
-  repository (the offsets of a fold are quantiles of the other folds' residuals). Its
+  each workflow's by how alike its text is (:func:`laser_ci.predictors.evidence.lent`,
+  as the estimate does it for jobs; where none is alike enough, the cold prediction).
+  Scored on the repositories the cold model never saw (the ``val`` split of the shipped
+  baselines); bands cross-validated by repository (the offsets of a fold are quantiles of
+  the other folds' residuals). Its
   workflows are labeled by run, not by job: the "new instance" and "new job" subsets have
   no examples there.
 - the per-job depth data (``depth/<repo>``, :func:`depth_rows`): the history is the runs
@@ -43,12 +44,13 @@ from typing import Any
 import numpy as np
 
 from laser_ci.predictors.base import Predictor, Runtime
-from laser_ci.predictors.evidence import lent_shift, typical_runs, words_of
+from laser_ci.predictors.evidence import MIN_SAY, lent, typical_runs, words_of
 from laser_ci.predictors.evidence_bands import band_offsets
 from laser_ci.training.metrics import coverage, log_mae, paired_log_mae_diff, width_ratio
 
 SUBSETS = {"siblings": "new instance", "workflow": "new job",
-           "repository": "new workflow in a known repository", "own": "jobs with history"}
+           "repository": "new workflow, alike jobs ran", "own": "jobs with history"}
+GHA_HELD = "new workflow in a known repository, every run"  # the shared runs' "held" row
 DAY = 86400.0
 
 
@@ -125,7 +127,7 @@ def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
     """For each workflow run with earlier successful runs of other workflows of its
     repository: its index, its words (:func:`laser_ci.predictors.evidence.words_of`) and,
     per such workflow, its words (its latest run's) and the residuals ``ln t - ln cold`` of
-    those runs: what :func:`laser_ci.predictors.evidence.lent_shift` takes."""
+    those runs: what :func:`laser_ci.predictors.evidence.lent` takes."""
     from laser_ci.training.history import run_time
 
     by_repo: dict[str, list[int]] = {}
@@ -153,21 +155,28 @@ def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
 
 
 def _repository_rows(examples: Sequence[Any], cold: Sequence[Runtime], folds: int) -> list[Row]:
-    raw = [(i, math.log(max(cold[i].p50, 1.0)) + lent_shift(words, lent))
-           for i, words, lent in repository_evidence(examples, cold)]  # (example, ln p50)
+    """Each run of :func:`repository_evidence` as a workflow new to its repository: where
+    the alike workflows have a say of :data:`~laser_ci.predictors.evidence.MIN_SAY` or
+    more, the cold prediction shifted by them (source ``repository``), the band's offsets
+    quantiles of the other folds' such residuals; else the cold prediction (source None)."""
+    raw = []  # (example, ln p50 or None: cold)
+    for i, words, lenders in repository_evidence(examples, cold):
+        shift, say = lent(words, lenders)
+        raw.append((i, math.log(max(cold[i].p50, 1.0)) + shift if say >= MIN_SAY else None))
     rows = []
     # folds of their own (the val repositories all lie in one fold of evaluation.folds)
     fold_of = {i: _fold(examples[i].repo, folds) for i, _ in raw}
     for f in range(folds):
         fit = [math.log(examples[i].runtime_s) - mu for i, mu in raw
-               if fold_of[i] != f and examples[i].conclusion == "success"]
+               if mu is not None and fold_of[i] != f and examples[i].conclusion == "success"]
         lo, hi = band_offsets(fit)
         for i, mu in raw:
             if fold_of[i] == f:
                 e = examples[i]
-                rows.append(Row(e.repo, "repository", e.conclusion == "success", e.runtime_s,
-                                _triple(cold[i]),
-                                (math.exp(mu + lo), math.exp(mu), math.exp(mu + hi))))
+                pred = (_triple(cold[i]) if mu is None else
+                        (math.exp(mu + lo), math.exp(mu), math.exp(mu + hi)))
+                rows.append(Row(e.repo, None if mu is None else "repository",
+                                e.conclusion == "success", e.runtime_s, _triple(cold[i]), pred))
     return rows
 
 
@@ -384,7 +393,8 @@ def eval_new_jobs(data_dir: str, predictor: Predictor, fmt: str = "table",
     else:
         text, figs = table(gha_rows(data_dir, predictor),
                            f"{Path(data_dir).name}: each run as a workflow new to its "
-                           "repository (val repositories, bands cross-validated by repository)")
+                           "repository (val repositories, bands cross-validated by repository)",
+                           held=GHA_HELD)
         parts.append(text)
         figures["repository"] = figs
     if fmt == "json":
@@ -451,8 +461,11 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
     return out
 
 
-def table(rows: Sequence[Row], title: str) -> tuple[str, dict[str, Any]]:
-    """A markdown table per subset, successful runs first, then all runs; and its figures."""
+def table(rows: Sequence[Row], title: str, held: str = "every job held out",
+          ) -> tuple[str, dict[str, Any]]:
+    """A markdown table per subset, successful runs first, then all runs; and its figures.
+    ``held``: the name of the row of every held-out job whatever its evidence (cold ones
+    too), where there are several sources."""
     from laser_ci.training.metrics import format_diff
 
     lines = [f"**{title}**", "",
@@ -461,7 +474,7 @@ def table(rows: Sequence[Row], title: str) -> tuple[str, dict[str, Any]]:
              "|---|---|---:|---:|---:|---:|---|---|---|---:|---|"]
     figures: dict[str, Any] = {}
     for which in ("successful", "all"):
-        for source, name in [*SUBSETS.items(), ("held", "every job held out")]:
+        for source, name in [*SUBSETS.items(), ("held", held)]:
             sub = [r for r in rows if (r.source == source or (source == "held"
                                                                and r.source != "own"))
                    and (r.success or which == "all")]

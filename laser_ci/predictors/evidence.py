@@ -15,8 +15,10 @@ has, in this order:
   shrunk by ``n / (n + 1)`` (``n`` runs).
 - ``repository``: other workflows of the repository ran: the cold prediction shifted by
   the residuals of their jobs' successful runs, each job's weighted by how alike its
-  text is to this job's (:func:`lent_shift`): a job that does what this one does lends its
-  residual nearly whole, unlike ones next to nothing.
+  text is to this job's (:func:`lent`): a job that does what this one does lends its
+  residual nearly whole, unlike ones next to nothing. Where the alike jobs have less say
+  than the cold prediction (:data:`MIN_SAY`), the job stays cold: its band and advice are
+  the cold guess's.
 - none (``None``): the cold prediction as the predictor gives it.
 
 Bands: the p10 and p90 are the p50 plus log-space offsets per source, quantiles of the
@@ -45,6 +47,7 @@ SOURCES = ("own", "siblings", "workflow", "repository")
 ALPHA = 1.0  # the share of the cold model's difference between two instances carried over
 SIM_POWER = 4.0  # how fast a job's say falls with how unlike it is (lent_shift)
 SIM_PRIOR = 0.01  # the cold prediction's own say, in the same units
+MIN_SAY = 0.5  # the least say alike jobs need for the repository to count as evidence
 _NOT_WORDS = ("repo:", "file:", "workflow:", "history")  # lines words_of leaves out
 _WORD = re.compile(r"[A-Za-z0-9_./@-]+")
 MIN_LOG, MAX_LOG = 0.0, math.log(7 * 24 * 3600.0)
@@ -134,16 +137,18 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-def lent_shift(words: frozenset[str],
-               others: Sequence[tuple[frozenset[str], Sequence[float]]]) -> float:
+def lent(words: frozenset[str],
+         others: Sequence[tuple[frozenset[str], Sequence[float]]]) -> tuple[float, float]:
     """How far a job's cold prediction moves (ln seconds) by the residuals of other jobs that
-    ran (``others``: each one's :func:`words_of` and its residuals ``ln t - ln cold``): each
-    job's median residual, weighted by ``similarity ** SIM_POWER * n / (n + 1)`` (``n`` its
-    runs), the weights' sum plus :data:`SIM_PRIOR` the divisor. A job that does what this
-    one does (similarity near 1) lends its residual nearly whole; unlike ones (similarity
-    0.2: a weight of 0.0016) leave the cold prediction nearly where it was. Picked on the
-    shared runs' training folds, a workflow new to its repository: three folds of five
-    chose ``SIM_POWER`` 4 and ``SIM_PRIOR`` 0.01, two 6 and 0.003, a tie over all of them
+    ran (``others``: each one's :func:`words_of` and its residuals ``ln t - ln cold``), and
+    the lenders' say in it: each job's median residual, weighted by
+    ``similarity ** SIM_POWER * n / (n + 1)`` (``n`` its runs), the weights' sum plus
+    :data:`SIM_PRIOR` the divisor; the say is the weights' sum over that divisor (0: the
+    cold prediction alone, near 1: the lenders alone). A job that does what this one does
+    (similarity near 1) lends its residual nearly whole; unlike ones (similarity 0.2: a
+    weight of 0.0016) leave the cold prediction nearly where it was. Picked on the shared
+    runs' training folds, a workflow new to its repository: three folds of five chose
+    ``SIM_POWER`` 4 and ``SIM_PRIOR`` 0.01, two 6 and 0.003, a tie over all of them
     (``python benchmarks/new_jobs_variants.py --similar``; the repository's pooled
     residual, shrunk ``n / (n + 1)``, did not carry over there, docs/accuracy.md)."""
     num = den = 0.0
@@ -154,7 +159,13 @@ def lent_shift(words: frozenset[str],
         w = similarity(words, other_words) ** SIM_POWER * n / (n + 1)
         num += w * float(np.median(np.asarray(residuals, dtype=float)))
         den += w
-    return num / (den + SIM_PRIOR)
+    return num / (den + SIM_PRIOR), den / (den + SIM_PRIOR)
+
+
+def lent_shift(words: frozenset[str],
+               others: Sequence[tuple[frozenset[str], Sequence[float]]]) -> float:
+    """The shift of :func:`lent` alone."""
+    return lent(words, others)[0]
 
 
 def _from_workflow(item: Item, others: Sequence[Item]) -> float:
@@ -165,15 +176,18 @@ def _from_workflow(item: Item, others: Sequence[Item]) -> float:
     return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
 
 
-def _from_repository(item: Item, others: Sequence[Item]) -> float:
+def _from_repository(item: Item, others: Sequence[Item]) -> float | None:
     """ln p50 of ``item`` from the runs of the jobs of its repository's other workflows:
-    its cold prediction shifted by :func:`lent_shift`, each of those jobs a lender. (Each
-    other workflow one lender instead, through its jobs most alike: better on iree's
-    earlier window for the jobs of single-job workflows, 0.556 against 0.799 on 246 runs,
-    worse for whole workflows held out, 0.980 against 0.811 on 7,424; the repository's
-    pooled residual, 2.078 and 1.038; docs/accuracy.md.) Many lenders add up: the jobs of
-    a large repository together outweigh :data:`SIM_PRIOR` sooner than a few."""
-    return item.cold_log + lent_shift(item.words, [(o.words, o.residuals()) for o in others])
+    its cold prediction shifted by :func:`lent`, each of those jobs a lender; None where
+    their say is under :data:`MIN_SAY` (no job there is alike enough: the item stays cold,
+    with the cold band and its advice). (Each other workflow one lender instead, through
+    its jobs most alike: better on iree's earlier window for the jobs of single-job
+    workflows, 0.556 against 0.799 on 246 runs, worse for whole workflows held out, 0.980
+    against 0.811 on 7,424; the repository's pooled residual, 2.078 and 1.038;
+    docs/accuracy.md.) Many lenders add up: the jobs of a large repository together
+    outweigh :data:`SIM_PRIOR` sooner than a few."""
+    shift, say = lent(item.words, [(o.words, o.residuals()) for o in others])
+    return item.cold_log + shift if say >= MIN_SAY else None
 
 
 def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved | None]:
@@ -200,9 +214,9 @@ def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved 
                                 sum(len(o.runs) for o in same)))
             continue
         other = [o for o in items if o.runs and o.workflow != item.workflow]
-        if other:
-            out.append(Resolved("repository", _from_repository(item, other),
-                                sum(len(o.runs) for o in other)))
+        lent_p50 = _from_repository(item, other) if other else None
+        if lent_p50 is not None:
+            out.append(Resolved("repository", lent_p50, sum(len(o.runs) for o in other)))
             continue
         out.append(Resolved(None, item.cold_log, 0))
     return out
