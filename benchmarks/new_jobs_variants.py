@@ -15,7 +15,8 @@
 4. ``--similar GHA_FOLDER``: a workflow new to its repository, every repository, its cold
    prediction by ``tabular`` trained on the other folds (minutes per fold): each other
    workflow's residual weighted by ``similarity ** SIM_POWER`` (``evidence.lent_shift``)
-   for a grid of ``SIM_POWER`` and ``SIM_PRIOR``, and the repository's pooled residual
+   for a grid of ``SIM_POWER`` and ``SIM_PRIOR``, every run shifted whatever its say
+   (the rule before ``MIN_SAY``), and the repository's pooled residual
    (shrunk n/(n+1), the issue's recipe). Per fold of repositories, the candidate with the
    lowest log-MAE on the other folds' successful runs, and its log-MAE on the fold's
    (the held-out figure, with its paired interval against cold); then every candidate on
@@ -30,7 +31,8 @@
    earlier window (names held out, then whole workflows): for the ``workflow`` and
    ``repository`` sources, the residuals pooled (shrunk n/(n+1),
    ``evidence._from_workflow``) or weighted by similarity, each job of the other
-   workflows a lender or each other workflow one (``evidence._from_repository``).
+   workflows a lender or each other workflow one, every job shifted whatever its say
+   (the rule before ``MIN_SAY``).
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -206,52 +208,84 @@ def similar(data_dir: str, folds: int = 5) -> None:
     evidence.SIM_POWER, evidence.SIM_PRIOR = shipped
 
 
-SAYS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9)
+SAYS = (0.0, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9)
+
+
+def _say_scored(least: float, fit: list, test: list) -> list[tuple[bool, float, float, bool, float]]:
+    """``test``'s runs with the threshold ``least`` and the band over it from ``fit``'s:
+    (over, |error|, interval score, inside, ln width) each (:func:`say`)."""
+    from laser_ci.predictors.evidence_bands import band_offsets
+    from laser_ci.training.metrics import interval_score_log
+
+    lo, hi = band_offsets([r - s for _g, _p, r, s, w, _b in fit if w >= least])
+    out = []
+    for _g, _p, r, s, w, band in test:
+        e, (a, b) = (r - s, (lo, hi)) if w >= least else (r, band)
+        score = interval_score_log(np.array([a]), np.array([b]), np.array([e]))
+        out.append((w >= least, abs(e), score, a <= e <= b, b - a))
+    return out
 
 
 def say(data_dir: str, folds: int = 5) -> None:
     from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
     from laser_ci.predictors import evidence
     from laser_ci.predictors.evidence_bands import band_offsets
-    from laser_ci.training.metrics import interval_score_log
 
     examples, cold = _refit_cold(data_dir, folds)
-    cases = []  # (fold, residual against cold, shift, say, cold band's (lo, hi))
+    cases = []  # (fold, repository, residual against cold, shift, say, cold band's (lo, hi))
     for i, words, lent in repository_evidence(examples, cold):
         if examples[i].conclusion == "success":
             c = cold[i]
             mu = math.log(max(c.p50, 1.0))
-            cases.append((_fold(examples[i].repo, folds), math.log(examples[i].runtime_s) - mu,
-                          *evidence.lent(words, lent),
+            cases.append((_fold(examples[i].repo, folds), examples[i].repo,
+                          math.log(examples[i].runtime_s) - mu, *evidence.lent(words, lent),
                           (math.log(max(c.p10, 1.0)) - mu, math.log(max(c.p90, 1.0)) - mu)))
     print(f"{len(cases)} successful runs of workflows new to their repository; "
-          f"cold log-MAE {np.mean([abs(r) for _f, r, *_x in cases]):.3f}")
+          f"cold log-MAE {np.mean([abs(c[2]) for c in cases]):.3f}")
     print("| say at least | share | log-MAE | interval score | coverage | over | under | "
           "p90/p10 |\n|---:|---:|---:|---:|---:|---:|---:|---:|")
+    by_fold = [([c for c in cases if c[0] != f], [c for c in cases if c[0] == f])
+               for f in range(folds)]
     for least in SAYS:
-        out = []  # (over, |error|, interval score, inside, ln width)
-        split = []  # least 0, one band for all: (say >= MIN_SAY, inside)
-        for f in range(folds):
-            lo, hi = band_offsets([r - s for g, r, s, w, _b in cases if g != f and w >= least])
-            for g, r, s, w, band in cases:
-                if g == f:
-                    over = w >= least
-                    split.append((w >= evidence.MIN_SAY, lo <= r - s <= hi))
-                    e, (a, b) = (r - s, (lo, hi)) if over else (r, band)
-                    score = interval_score_log(np.array([a]), np.array([b]), np.array([e]))
-                    out.append((over, abs(e), score, a <= e <= b, b - a))
-        o = np.array(out, dtype=float)
+        o = np.array([x for fit, test in by_fold for x in _say_scored(least, fit, test)],
+                     dtype=float)
         over = o[:, 0] == 1
         cov = [f"{o[m, 3].mean():.0%}" if m.any() else "–" for m in (over, ~over)]
         print(f"| {least:g} | {over.mean():.0%} | {o[:, 1].mean():.3f} | {o[:, 2].mean():.3f} | "
               f"{o[:, 3].mean():.0%} | {cov[0]} | {cov[1]} | {math.exp(np.median(o[:, 4])):.1f}× |")
-        if least == 0:
-            sp = np.array(split, dtype=float)
-            alike = sp[:, 0] == 1
-            notes = (f"one band for all: coverage {sp[alike, 1].mean():.0%} where the say is "
-                     f"{evidence.MIN_SAY:g} or more ({alike.sum():.0f} runs), "
-                     f"{sp[~alike, 1].mean():.0%} under it")
-    print(notes)
+    # one band for all (least 0): how it holds over the shipped threshold and under it
+    split = [(c[4] >= evidence.MIN_SAY, x[3]) for fit, test in by_fold
+             for c, x in zip(test, _say_scored(0.0, fit, test), strict=True)]
+    alike = [inside for over, inside in split if over]
+    rest = [inside for over, inside in split if not over]
+    print(f"one band for all: coverage {np.mean(alike):.0%} where the say is "
+          f"{evidence.MIN_SAY:g} or more ({len(alike)} runs), {np.mean(rest):.0%} under it")
+    # the threshold picked per fold by the interval score on the other folds (each of
+    # them scored with the band of the rest), scored on the fold
+    held, picks = [], []
+    for fit, test in by_fold:
+        def score(least: float, fit=fit) -> float:
+            return float(np.mean([x[2] for g in sorted({c[0] for c in fit})
+                                  for x in _say_scored(least, [c for c in fit if c[0] != g],
+                                                       [c for c in fit if c[0] == g])]))
+
+        pick = min(SAYS, key=score)
+        picks.append(pick)
+        held += _say_scored(pick, fit, test)
+    h = np.array(held, dtype=float)
+    print(f"picked per fold on the others: {picks}; held out: interval score "
+          f"{h[:, 2].mean():.3f}, log-MAE {h[:, 1].mean():.3f}, coverage {h[:, 3].mean():.0%}, "
+          f"p90/p10 {math.exp(np.median(h[:, 4])):.1f}×")
+    # the shipped band over the threshold: every run weighing the same, or each repository
+    over = [c for c in cases if c[4] >= evidence.MIN_SAY]
+    res = [c[2] - c[3] for c in over]
+    n = {repo: sum(c[1] == repo for c in over) for repo in {c[1] for c in over}}
+    for how, weights in (("each run the same", None),
+                         ("each repository the same", [1 / n[c[1]] for c in over])):
+        lo, hi = band_offsets(res, weights=weights)
+        print(f"band over {evidence.MIN_SAY:g}, every fold's runs, {how}: {lo:+.2f} / {hi:+.2f} "
+              f"({math.exp(hi - lo):.1f}×), holding {np.mean([lo <= x <= hi for x in res]):.0%} "
+              f"of them ({len(res)} runs, {len(n)} repositories; in-sample)")
 
 
 def pairs(examples, cold) -> None:
@@ -288,7 +322,10 @@ def similar_depth(folder: str, test_days: float,
     predictor = load_predictor()
     shipped = evidence._from_workflow, evidence._from_repository
     pooled = evidence._from_workflow
-    per_job = evidence._from_repository  # each job of the other workflows lends
+
+    def per_job(item, others):  # each job of the other workflows lends (before MIN_SAY)
+        return item.cold_log + evidence.lent_shift(item.words,
+                                                   [(o.words, o.residuals()) for o in others])
 
     def weighted(item, others):  # each other workflow lends once, through its jobs most alike
         lenders: dict[str, tuple[float, frozenset[str], list[float]]] = {}

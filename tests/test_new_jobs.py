@@ -276,8 +276,8 @@ def test_a_new_workflow_alike_to_nothing_that_ran_stays_a_cold_guess(tmp_path) -
     stale = got["stale"]
     assert stale["history_source"] is None and stale["runtime_s"] == cold["runtime_s"]
     assert over_timeout(stale) is None
-    assert all(a["message"].startswith("Cannot tell yet")
-               for a in stale["advice"] if a["kind"] == "timeout")
+    timeout = [a["message"] for a in stale["advice"] if a["kind"] == "timeout"]
+    assert timeout and all(m.startswith("Cannot tell yet") for m in timeout)
 
 
 def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_path) -> None:
@@ -470,3 +470,23 @@ def test_shared_runs_protocol_uses_only_earlier_successful_runs_of_other_workflo
                      run("a", "docs", 300, 5, text="uses: pages")]
     rows = _repository_rows(examples, cold, folds=2)
     assert [(r.source, r.pred) for r in rows] == [(None, (10.0, 100.0, 1000.0))] * 2
+
+
+def test_the_table_keeps_every_run_when_none_had_evidence() -> None:
+    """The shared runs' table: the row of every run, alike or not, also where every run
+    stayed cold; no second copy of a lone subset's row."""
+    from laser_ci.evaluation.new_jobs import GHA_HELD, Row, table
+
+    def row(source, group):
+        return Row(group, source, True, 200.0, (10.0, 100.0, 1000.0), (10.0, 100.0, 1000.0))
+
+    cold = [row(None, g) for g in "abcde"]
+    text, figures = table(cold, "t", held=GHA_HELD)
+    assert set(figures) == {"held/successful", "held/all"}
+    assert figures["held/successful"]["n"] == 5 and GHA_HELD in text
+    alike = [row("repository", g) for g in "abcde"]
+    text, figures = table(alike, "t", held=GHA_HELD)
+    assert set(figures) == {"repository/successful", "repository/all"}
+    assert GHA_HELD not in text
+    _text, figures = table(alike + cold, "t", held=GHA_HELD)
+    assert figures["held/successful"]["n"] == 10 and figures["repository/successful"]["n"] == 5

@@ -1,5 +1,7 @@
 """Evaluation of jobs a repository has not run yet (issue 49): the subsets "new instance",
-"new job" and "new workflow in a known repository", each against the cold prediction.
+"new job" and "new workflow in a known repository" (by the evidence a job was predicted
+from: ``SUBSETS``; and every held-out job, cold ones too: the ``held`` row and key), each
+against the cold prediction.
 
 Two data sets, two protocols (leave-out: the item's own earlier runs hidden, the rest of
 the repository's kept):
@@ -50,7 +52,7 @@ from laser_ci.training.metrics import coverage, log_mae, paired_log_mae_diff, wi
 
 SUBSETS = {"siblings": "new instance", "workflow": "new job",
            "repository": "new workflow, alike jobs ran", "own": "jobs with history"}
-GHA_HELD = "new workflow in a known repository, every run"  # the shared runs' "held" row
+GHA_HELD = "new workflow in a known repository, alike or not"  # the shared runs' "held" row
 DAY = 86400.0
 
 
@@ -478,10 +480,9 @@ def table(rows: Sequence[Row], title: str, held: str = "every job held out",
             sub = [r for r in rows if (r.source == source or (source == "held"
                                                                and r.source != "own"))
                    and (r.success or which == "all")]
-            if source == "held" and len({r.source for r in sub}) < 2:
-                continue  # the same rows as the one subset above
-            if not sub:
-                continue
+            if not sub or (source == "held" and len({r.source for r in sub}) < 2
+                           and sub[0].source in SUBSETS):
+                continue  # none, or the same rows as the one subset above
             s = summarize(sub)
             figures[f"{source}/{which}"] = s
             base = (f"{s['base_log_mae']:.3f} | {format_diff(s['vs_base'])}"

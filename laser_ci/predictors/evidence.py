@@ -45,7 +45,7 @@ from laser_ci.text.history import FAILED, MAX_RUNS, PastRuns
 
 SOURCES = ("own", "siblings", "workflow", "repository")
 ALPHA = 1.0  # the share of the cold model's difference between two instances carried over
-SIM_POWER = 4.0  # how fast a job's say falls with how unlike it is (lent_shift)
+SIM_POWER = 4.0  # how fast a job's say falls with how unlike it is (lent)
 SIM_PRIOR = 0.01  # the cold prediction's own say, in the same units
 MIN_SAY = 0.5  # the least say alike jobs need for the repository to count as evidence
 _NOT_WORDS = ("repo:", "file:", "workflow:", "history")  # lines words_of leaves out

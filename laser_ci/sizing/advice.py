@@ -256,7 +256,8 @@ def _timeout_advice(
 
 
 COLD_WHY = ("a cold guess from the workflow file alone (no earlier runs of this job, its "
-            "matrix, its workflow or this repository): its p10-p90 band is tens of times wide")
+            "matrix or its workflow, nor of a workflow of this repository alike to it): its "
+            "p10-p90 band is tens of times wide")
 
 
 def _cold_timeout_advice(runtime: Runtime, runner: Runner, timeout: Any, vis: str,
@@ -275,8 +276,8 @@ def _cold_timeout_advice(runtime: Runtime, runner: Runner, timeout: Any, vis: st
     return _timeout_advice(None, runner, timeout, vis, cat, base) + [Advice(
         "timeout",
         f"Cannot tell yet whether this job fits its {min(limit, cap):g}-minute limit: the "
-        f"prediction (p90 {_fmt_s(runtime.p90)}) is a cold guess. Its first runs, or "
-        "`--history` with this repository's runs, will tell.",
+        f"prediction (p90 {_fmt_s(runtime.p90)}) is a cold guess. Its first runs will "
+        "tell, or the runs of a workflow alike to it (`--history`).",
         {}, (*base, COLD_WHY))]
 
 
