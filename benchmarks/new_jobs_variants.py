@@ -286,6 +286,17 @@ def say(data_dir: str, folds: int = 5) -> None:
         print(f"band over {evidence.MIN_SAY:g}, every fold's runs, {how}: {lo:+.2f} / {hi:+.2f} "
               f"({math.exp(hi - lo):.1f}×), holding {np.mean([lo <= x <= hi for x in res]):.0%} "
               f"of them ({len(res)} runs, {len(n)} repositories; in-sample)")
+        # what a repository gets: each left out in turn, the band from the others
+        held_cov, widths = [], []
+        for repo in n:
+            rest = [(c[2] - c[3], 1.0 if weights is None else 1 / n[c[1]])
+                    for c in over if c[1] != repo]
+            lo, hi = band_offsets([x for x, _w in rest], weights=[w for _x, w in rest])
+            held_cov.append(np.mean([lo <= c[2] - c[3] <= hi for c in over if c[1] == repo]))
+            widths.append(math.exp(hi - lo))
+        print(f"  each repository left out, the band from the others: it holds "
+              f"{np.mean(held_cov):.0%} of a repository's runs on average, median width "
+              f"{np.median(widths):.1f}×")
 
 
 def pairs(examples, cold) -> None:
