@@ -14,7 +14,7 @@
    the shift pooled or per workflow, shrunk n/(n+k).
 4. ``--similar GHA_FOLDER``: a workflow new to its repository, every repository, its cold
    prediction by ``tabular`` trained on the other folds (minutes per fold): each other
-   workflow's residual weighted by ``similarity ** SIM_POWER`` (``evidence.lent_shift``)
+   workflow's residual weighted by ``similarity ** SIM_POWER`` (``evidence.lent``)
    for a grid of ``SIM_POWER`` and ``SIM_PRIOR``, every run shifted whatever its say
    (the rule before ``MIN_SAY``), and the repository's pooled residual
    (shrunk n/(n+1), the issue's recipe). Per fold of repositories, the candidate with the
@@ -178,7 +178,7 @@ def similar(data_dir: str, folds: int = 5) -> None:
                 shift = evidence.shrunk_shift([r for _w, rs in lent for r in rs])
             else:
                 evidence.SIM_POWER, evidence.SIM_PRIOR = cand
-                shift = evidence.lent_shift(words, lent)
+                shift = evidence.lent(words, lent)[0]
             out.append(abs(truth[i] - shift))
         return out
 
@@ -335,8 +335,8 @@ def similar_depth(folder: str, test_days: float,
     pooled = evidence._from_workflow
 
     def per_job(item, others):  # each job of the other workflows lends (before MIN_SAY)
-        return item.cold_log + evidence.lent_shift(item.words,
-                                                   [(o.words, o.residuals()) for o in others])
+        return item.cold_log + evidence.lent(item.words,
+                                             [(o.words, o.residuals()) for o in others])[0]
 
     def weighted(item, others):  # each other workflow lends once, through its jobs most alike
         lenders: dict[str, tuple[float, frozenset[str], list[float]]] = {}
@@ -347,8 +347,8 @@ def similar_depth(folder: str, test_days: float,
                 lenders[o.workflow] = (sim, o.words, o.residuals())
             elif sim == best[0]:
                 best[2].extend(o.residuals())
-        return item.cold_log + evidence.lent_shift(
-            item.words, [(w, r) for _s, w, r in lenders.values()])
+        return item.cold_log + evidence.lent(
+            item.words, [(w, r) for _s, w, r in lenders.values()])[0]
 
     for name, for_workflow, for_repository in [
             ("weighted per job, both", per_job, per_job),

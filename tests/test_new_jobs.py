@@ -21,7 +21,6 @@ from laser_ci.predictors.evidence import (
     Item,
     Resolved,
     lent,
-    lent_shift,
     resolve,
     runtime_of,
     shrunk_shift,
@@ -175,7 +174,7 @@ def test_a_new_workflow_is_shifted_by_the_repository_jobs_alike_to_it(tmp_path,
         assert job["history_source"] == "repository" and job["evidence_runs"] == 12
         shifts[name] = math.log(job["runtime_s"]["p50"] / cold[name]["runtime_s"]["p50"])
         assert shifts[name] == pytest.approx(
-            lent_shift(words[(path, name)], [(test, residuals)]), abs=1e-3)  # p50 is rounded
+            lent(words[(path, name)], [(test, residuals)])[0], abs=1e-3)  # p50 is rounded
     median = statistics.median(residuals)
     assert similarity(words[(".github/workflows/nightly.yml", "test")], test) > 0.75
     assert similarity(words[(".github/workflows/docs.yml", "build")], test) < 0.5
@@ -196,8 +195,8 @@ def test_a_new_workflow_is_shifted_by_the_repository_jobs_alike_to_it(tmp_path,
      2.0 * 0.5 / 16 / (0.5 / 16 + SIM_PRIOR)),
     (frozenset({"a"}), [(frozenset({"a"}), [2.0]), (frozenset({"a"}), [-2.0])], 0.0),
 ])
-def test_lent_shift_edge_values(words, others, expected) -> None:
-    assert lent_shift(words, others) == pytest.approx(expected)
+def test_lent_edge_values(words, others, expected) -> None:
+    assert lent(words, others)[0] == pytest.approx(expected)
 
 
 def test_each_job_of_the_other_workflows_lends() -> None:
@@ -216,11 +215,11 @@ def test_each_job_of_the_other_workflows_lends() -> None:
     assert got.source == "repository" and got.runs == 120
     say = (1 / 4) ** 4 * 0.75 * 40
     assert got.log_p50 == pytest.approx(say / (say + SIM_PRIOR))
-    assert got.log_p50 == pytest.approx(lent_shift(mine, [(unlike, [1.0] * 3)] * 40))
+    assert got.log_p50 == pytest.approx(lent(mine, [(unlike, [1.0] * 3)] * 40)[0])
     twin = Item("twin.yml", "t", 0.0, (math.e ** 2,) * 3, words=mine)
     got = resolve([*big, twin, new])[-1]
     assert got.log_p50 == pytest.approx(
-        lent_shift(mine, [(unlike, [1.0] * 3)] * 40 + [(mine, [2.0] * 3)]))
+        lent(mine, [(unlike, [1.0] * 3)] * 40 + [(mine, [2.0] * 3)])[0])
     assert got.log_p50 > 1.8  # the twin outweighs the forty
 
 
@@ -301,8 +300,8 @@ def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_p
     base = load_predictor().predict([text])[0].p50
     residuals = [math.log(t / base) for t in past.runtimes]
     docs_wf = next(wf for wf in read_workflows(files, sorted(files))[0] if wf.path.endswith("docs.yml"))
-    shift = lent_shift(words_of(serialize_job(docs_wf.jobs[0], docs_wf, None)),
-                       [(words_of(text), residuals)])
+    shift = lent(words_of(serialize_job(docs_wf.jobs[0], docs_wf, None)),
+                 [(words_of(text), residuals)])[0]
     cold = _jobs(estimate_paths([str(root / ".github/workflows/docs.yml")], repo_root=str(root)))
     assert shift > 0.1
     assert math.log(docs["runtime_s"]["p50"] / cold["build"]["runtime_s"]["p50"]) == \

@@ -13,9 +13,8 @@ the repository's kept):
   as the estimate does it for jobs; where none is alike enough, the cold prediction).
   Scored on the repositories the cold model never saw (the ``val`` split of the shipped
   baselines); bands cross-validated by repository (the offsets of a fold are quantiles of
-  the other folds' residuals). Its
-  workflows are labeled by run, not by job: the "new instance" and "new job" subsets have
-  no examples there.
+  the other folds' residuals). Its workflows are labeled by run, not by job: the "new
+  instance" and "new job" subsets have no examples there.
 - the per-job depth data (``depth/<repo>``, :func:`depth_rows`): the history is the runs
   before a cut-off, the truth the successful job runs of the days after it. Job names are
   held out of the history in groups (``holdout="names"``: their siblings and workflow
@@ -136,18 +135,18 @@ def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
     for i, e in enumerate(examples):
         by_repo.setdefault(e.repo, []).append(i)
     words = [words_of(e.text) for e in examples]
+    times = [run_time(e.created_at, e.commit_date) for e in examples]
     out = []
     for idx in by_repo.values():
-        order = sorted(idx, key=lambda i: (run_time(examples[i].created_at,
-                                                    examples[i].commit_date) or -math.inf, i))
+        order = sorted(idx, key=lambda i: (times[i] or -math.inf, i))
         for pos, i in enumerate(order):
             e = examples[i]
-            when = run_time(e.created_at, e.commit_date)
+            when = times[i]
             lent: dict[str, tuple[frozenset[str], list[float]]] = {}  # per other workflow
             for j in order[:pos]:  # oldest first: a workflow's words are its latest run's
                 o = examples[j]
                 if (o.workflow_path != e.workflow_path and o.conclusion == "success"
-                        and (when is None or (run_time(o.created_at, o.commit_date) or 0) < when)):
+                        and (when is None or (times[j] or 0) < when)):
                     residuals = lent.get(o.workflow_path, (words[j], []))[1]
                     residuals.append(math.log(o.runtime_s) - math.log(max(cold[j].p50, 1.0)))
                     lent[o.workflow_path] = (words[j], residuals)

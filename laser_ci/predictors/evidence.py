@@ -162,12 +162,6 @@ def lent(words: frozenset[str],
     return num / (den + SIM_PRIOR), den / (den + SIM_PRIOR)
 
 
-def lent_shift(words: frozenset[str],
-               others: Sequence[tuple[frozenset[str], Sequence[float]]]) -> float:
-    """The shift of :func:`lent` alone."""
-    return lent(words, others)[0]
-
-
 def _from_workflow(item: Item, others: Sequence[Item]) -> float:
     """ln p50 of ``item`` from the runs of the other jobs of its workflow: its cold
     prediction shifted by their pooled residuals, shrunk (:func:`shrunk_shift`). (Weighted
