@@ -7,10 +7,14 @@ many texts each predictor call got and how long it took (the jobs, then the runt
 other runners that the sizing advice asks for).
 
     python benchmarks/estimate_100.py [--data ../shared/data/gha-runs] [--model DIR] [--repeat 5]
-        [--runners ubuntu-slim,ubuntu-latest-4-cores] [--jobs 100]
+        [--runners ubuntu-slim,ubuntu-latest-4-cores] [--jobs 100] [--history DIR]
 
 ``--jobs 300 --model DIR`` is issue 53's check of a learned model folder (``laser-ci
 finetune --out DIR``): loading it and predicting 300 jobs.
+
+``--history DIR`` (a folder ``laser-ci collect`` wrote, such as a depth folder) times
+``estimate --history DIR`` on that repository's latest workflow files (every job of them,
+``--jobs`` aside): reading a busy repository's runs included.
 
 With ``--data``, the workflows are real ones from that folder (distinct files taken in a
 fixed order until 100 jobs); otherwise a synthetic matrix CI is used. Run it pinned to two
@@ -94,6 +98,22 @@ def from_data(root: Path, data_dir: str, jobs: int = 100) -> None:
     raise SystemExit(f"could only collect {total} jobs from {data_dir}")
 
 
+def from_history(root: Path, history: str) -> str:
+    """The files of each workflow's latest run in the collected folder ``history``, written
+    under ``root``; returns the repository (``owner/name``)."""
+    from laser_ci.training.examples import load_blobs, load_runs
+
+    runs = load_runs(history)
+    latest = {r.get("workflow_path"): r for r in runs}  # the folder is in run order
+    files = {p: b for r in latest.values() for p, b in (r.get("files") or {}).items()}
+    blobs = load_blobs(history, set(files.values()))
+    for path, blob in files.items():
+        if blob in blobs:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(blobs[blob], encoding="utf-8")
+    return str(runs[-1].get("repo") or "")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", help="take real workflows from this data folder")
@@ -103,14 +123,21 @@ def main() -> int:
                     help="job instances (a multiple of 10 for the synthetic CI) [100]")
     ap.add_argument("--runners", default="",
                     help="comma-separated runner labels: also time every job on each")
+    ap.add_argument("--history", help="a collected folder: time `estimate --history` on "
+                                      "its repository's latest workflows")
     args = ap.parse_args()
 
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        from_data(root, args.data, args.jobs) if args.data else synthetic(root, args.jobs)
         cmd = [sys.executable, "-m", "laser_ci", "estimate", str(root / ".github/workflows"),
                "--format", "json"]
+        if args.history:
+            cmd += ["--history", args.history, "--repo", from_history(root, args.history)]
+        elif args.data:
+            from_data(root, args.data, args.jobs)
+        else:
+            synthetic(root, args.jobs)
         if args.model:
             cmd += ["--model", args.model]
         # as an installed laser-ci runs: with its modules' bytecode (pip compiles it when it
@@ -129,7 +156,8 @@ def main() -> int:
                 print(proc.stderr, file=sys.stderr)
                 return 1
         result = json.loads(proc.stdout)
-        calls = predictor_calls(root, args.model, [r for r in args.runners.split(",") if r])
+        calls = predictor_calls(root, args.model, [r for r in args.runners.split(",") if r],
+                                args.history)
     jobs = sum(len(w["jobs"]) for w in result["workflows"])
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"predictor: {result['predictor']}")
@@ -151,14 +179,21 @@ def main() -> int:
     return 0
 
 
-def predictor_calls(root: Path, model: str | None,
-                    runners: list[str] | None = None) -> list[tuple[int, float, Any, float]]:
+def predictor_calls(root: Path, model: str | None, runners: list[str] | None = None,
+                    history: str | None = None) -> list[tuple[int, float, Any, float]]:
     """(texts, seconds) of each predictor call of one estimate: the jobs' own predictions,
     then the runtimes on other runners that the sizing advice asks for; then, with
     ``runners``, one call for every job on each of those labels. The third item is the
     language model's decoding stats of the call (None for other predictors), the fourth
-    the seconds spent in its forward passes."""
-    from laser_ci.estimate import estimate_paths
+    the seconds spent in its forward passes. ``history``: a collected folder, read first
+    (its time printed)."""
+    from laser_ci.estimate import estimate_paths, load_history
+
+    index = None
+    if history:
+        start = time.perf_counter()
+        index = load_history(history)
+        print(f"history read in this process: {time.perf_counter() - start:.2f} s")
     from laser_ci.predictors.choice import load_predictor
 
     start = time.perf_counter()
@@ -187,7 +222,7 @@ def predictor_calls(root: Path, model: str | None,
         return out
 
     predictor.predict = timed  # type: ignore[method-assign]
-    estimate_paths([str(root / ".github" / "workflows")], predictor=predictor)
+    estimate_paths([str(root / ".github" / "workflows")], predictor=predictor, history=index)
     if runners:
         from dataclasses import replace
 

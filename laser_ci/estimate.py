@@ -543,7 +543,7 @@ def _texts_at(path: str, row: dict[str, Any], blobs: dict[str, str],
     ``runs``, serialized without history, by display name; empty when unreadable."""
     files = {p: blobs[b] for p, b in (row.get("files") or {}).items() if b in blobs}
     try:
-        workflows, _errors = read_workflows(files, [path])
+        workflows, _errors = read_workflows(files, [path], schema=False)
     except Exception:  # noqa: BLE001 - an unreadable old commit only loses the diff
         return {}
     wf = next((w for w in workflows if w.path == path), None)

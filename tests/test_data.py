@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import gha_mini
@@ -202,3 +203,17 @@ def test_runs_of_the_same_files_serialize_each_text_once(tmp_path: Path,
     last = runs[-1]
     fresh = examples_from_run(last, run_files(last, load_blobs(folder)), KINDS, None)
     assert [e.text for e in fresh] == [e.text for e in examples if e.run_id == last["id"]]
+
+
+def test_untexted_examples_are_the_examples_and_render_their_texts() -> None:
+    """``estimate --history`` reads a busy repository's runs without serializing each one:
+    the same examples, texts empty, each made on demand by its renderer."""
+    from laser_ci.training.examples import load_untexted
+
+    examples = load_examples(MINI, cache=False, history=False)
+    untexted, renderers = load_untexted(MINI)
+    assert len(untexted) == len(renderers) == len(examples)
+    assert {e.text for e in untexted} == {""}
+    assert [replace(e, text="") for e in examples] == untexted
+    assert [render(None) for render in renderers] == [e.text for e in examples]
+    assert any(e.fallback for e in examples)  # the raw form of an unreadable file too

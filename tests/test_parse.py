@@ -785,3 +785,31 @@ def test_a_huge_job_times_a_big_matrix_is_read_as_one_job() -> None:
     assert [(j.id, j.name, j.needs) for j in wf.jobs] == [("small", "small", []),
                                                          ("big", "big", ["small"])]
     assert len(wf.jobs[1].env) == 2000
+
+
+def test_a_reader_of_past_runs_skips_the_schema_and_loads_each_text_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``schema=False`` (the history reader, which drops the errors) reads the same jobs
+    without checking the file against GitHub's schema; a text read again, by any reader of
+    the process, is not loaded again, and what the first read built is left as it was."""
+    import laser_ci.workflows.parse as parse
+
+    text = ("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stratgy: {}\n"
+            "    strategy:\n      matrix:\n        py: ['3.11', '3.12']\n"
+            "    steps:\n      - run: echo ${{ matrix.py }}\n  b:\n    needs: a\n"
+            "    uses: ./.github/workflows/called.yml\n")
+    called = "on: workflow_call\njobs:\n  c:\n    runs-on: ubuntu-latest\n    steps: [{run: make}]\n"
+    files = {".github/workflows/w.yml": text, ".github/workflows/called.yml": called}
+    parse._loaded.cache_clear()
+    checked, errors = read_workflows(files, [".github/workflows/w.yml"])
+    assert any("stratgy" in e.message for e in errors)
+    loads = []
+    monkeypatch.setattr(parse, "load_yaml", lambda raw: loads.append(raw) or load_yaml(raw))
+    for _ in range(2):
+        unchecked, quiet = read_workflows(files, [".github/workflows/w.yml"], schema=False)
+        assert unchecked == checked and not quiet
+    assert loads == []  # both files were loaded by the first read
+    assert [j.name for j in checked[0].jobs] == ["a (3.11)", "a (3.12)", "b / c"]
+    big = text + "#" * parse._KEPT_BYTES  # a file too large to keep is loaded each time
+    read_workflows({**files, ".github/workflows/w.yml": big}, [".github/workflows/w.yml"])
+    assert loads == [big]

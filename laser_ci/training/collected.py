@@ -21,19 +21,20 @@ def load_history_index(
     :data:`~laser_ci.text.history.UNTIMED_ENDS`), ordered by when each run began
     (:func:`run_time`; oldest first, undated runs first), and ``previous_text``: that job
     serialized from the latest run's files. Per workflow path: the runs' totals and the
-    latest run's workflow text. ``repo`` picks one repository when the folder holds
-    several (an error otherwise).
+    latest run's workflow text. Only those latest texts are serialized. ``repo`` picks one
+    repository when the folder holds several (an error otherwise).
     """
-    from laser_ci.training.examples import load_examples
+    from laser_ci.training.examples import load_untexted
 
     try:
-        examples = load_examples(data_dir, cache=False, history=False)
+        examples, renderers = load_untexted(data_dir)
     except FileNotFoundError as exc:
         raise ValueError(f"--history {data_dir}: not a collected folder ({exc})") from exc
     except (OSError, ValueError) as exc:
         raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
     if (wrong := _wrong_jobs(data_dir)) is not None:
         raise ValueError(f"--history {data_dir}: unreadable ({wrong})")
+    text_of = {id(e): r for e, r in zip(examples, renderers, strict=True)}  # made on demand
     repos = sorted({e.repo for e in examples})
     if repo is not None:
         examples = [e for e in examples if e.repo == repo]
@@ -68,7 +69,7 @@ def load_history_index(
         once = list({e.run_id or i: e for i, e in enumerate(runs)}.values())
         times = [t for e in once if (t := when(e)) is not None]
         span = (max(times) - min(times)) / 86400 if len(times) > 1 else None
-        return PastRuns(tuple(e.runtime_s for e in once), once[-1].text, span,
+        return PastRuns(tuple(e.runtime_s for e in once), text_of[id(once[-1])](None), span,
                         conclusions=tuple(e.conclusion or None for e in once))
 
     return HistoryIndex(

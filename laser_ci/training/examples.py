@@ -229,13 +229,16 @@ def examples_from_run(
     kinds: Sequence[str] = KINDS,
     read_cache: dict[Any, Any] | None = None,
     renderers: list[Any] | None = None,
+    *,
+    with_texts: bool = True,
 ) -> list[Example]:
     """The examples one run gives (none when ``run_time_s <= 0``). ``read_cache`` shares
     reader results between runs with the same files (keyed by path and blob ids), and the
     texts serialized from them (a run of the same files and repository profile has the
     same texts: a busy repository's thousands of runs serialize each version once). With
     ``renderers``, one function per example is appended to it: ``history -> text``, the
-    example's job or workflow serialized again with that history block."""
+    example's job or workflow serialized again with that history block (``None``: its
+    text). ``with_texts=False`` leaves every text empty (the renderers still make them)."""
     from laser_ci.text.history import seconds_of
     from laser_ci.text.serialize import serialize_job, serialize_raw, serialize_workflow
     from laser_ci.workflows.model import RepoProfile
@@ -261,6 +264,8 @@ def examples_from_run(
 
     def text_of(which: Any, make: Callable[[], str]) -> str:
         """``make()``, once per files, profile and ``which`` when there is a cache."""
+        if not with_texts:
+            return ""
         if read_cache is None:
             return make()
         texts = read_cache.setdefault(texts_key, {})
@@ -271,7 +276,7 @@ def examples_from_run(
     workflows = read_cache.get(key) if read_cache is not None else None
     if workflows is None:
         try:
-            workflows, _errors = read_workflows(files, [path])
+            workflows, _errors = read_workflows(files, [path], schema=False)
         except Exception:  # a reader bug must not lose the run
             workflows = []
         if read_cache is not None:
@@ -286,7 +291,7 @@ def examples_from_run(
     if wf is None or not wf.jobs:
         if "workflow" in kinds:
             raw = files.get(path)
-            text = fallback_text(path, raw, profile)
+            text = fallback_text(path, raw, profile) if with_texts else ""
             out.append(Example(text=text, runtime_s=runtime, kind="workflow", fallback=True, **base))
             render(lambda h: serialize_raw(path, raw or "", profile, history=h))
         return out
@@ -425,17 +430,8 @@ def load_examples(
         except (OSError, ValueError, TypeError, KeyError):
             examples = None
     if examples is None:
-        runs = load_runs(d)
-        needed = {b for r in runs for b in (r.get("files") or {}).values() if b is not None}
-        blobs = load_blobs(d, needed)
-        _check_blobs(d, needed, blobs)
-        examples = []
         renderers: list[Any] = []
-        read_cache: dict[Any, Any] = {}
-        for run in runs:
-            examples.extend(
-                examples_from_run(run, run_files(run, blobs), KINDS, read_cache, renderers)
-            )
+        examples, runs = _read(d, renderers)
         if history or cache_path is not None:
             from laser_ci.training.history import attach_history
 
@@ -456,6 +452,34 @@ def load_examples(
         out = [replace(e, history=None, text_warm=None, changed=None)
                if e.history is not None else e for e in out]
     return out
+
+
+def _read(d: Path, renderers: list[Any], with_texts: bool = True,
+          ) -> tuple[list[Example], list[dict[str, Any]]]:
+    """Every example of the folder's runs (every kind, no history, no cache), one renderer
+    each appended to ``renderers`` (:func:`examples_from_run`), and the runs."""
+    runs = load_runs(d)
+    needed = {b for r in runs for b in (r.get("files") or {}).values() if b is not None}
+    blobs = load_blobs(d, needed)
+    _check_blobs(d, needed, blobs)
+    examples: list[Example] = []
+    read_cache: dict[Any, Any] = {}
+    for run in runs:
+        examples.extend(examples_from_run(run, run_files(run, blobs), KINDS, read_cache,
+                                          renderers, with_texts=with_texts))
+    return examples, runs
+
+
+def load_untexted(data_dir: str | os.PathLike[str],
+                  ) -> tuple[list[Example], list[Callable[[Any], str]]]:
+    """The folder's examples as ``load_examples(cache=False, history=False)`` gives them, but
+    with empty texts, and for each its renderer: ``renderers[i](None)`` is example ``i``'s
+    text. For a reader that wants the texts of a few (``estimate --history`` reads each
+    job's latest): a busy repository's runs carry a new repository profile nearly every
+    commit, so serializing every run is most of the time of reading them."""
+    renderers: list[Callable[[Any], str]] = []
+    examples, _runs = _read(Path(data_dir), renderers, with_texts=False)
+    return examples, renderers
 
 
 def workflow_blobs(runs: Iterable[dict[str, Any]]) -> dict[str, str | None]:
