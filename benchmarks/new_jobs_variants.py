@@ -356,7 +356,10 @@ def similar_depth(folder: str, test_days: float,
             ("workflow pooled, repository per job", pooled, per_job),
             ("workflow pooled, repository per workflow", pooled, weighted)]:
         for holdout in holdouts:
-            evidence._from_workflow, evidence._from_repository = for_workflow, for_repository
+            evidence._from_workflow = for_workflow
+            evidence._from_repository = (  # every one lends (the variants have no MIN_SAY)
+                lambda item, others, f=for_repository:
+                evidence.Resolved("repository", f(item, others), 0))
             try:
                 rows = depth_rows(folder, predictor, test_days=test_days,
                                   shift_days=test_days, holdout=holdout, offsets={}, own=False)

@@ -20,6 +20,7 @@ from laser_ci.predictors.evidence import (
     SIM_PRIOR,
     Item,
     Resolved,
+    counted_runs,
     lent,
     resolve,
     runtime_of,
@@ -294,6 +295,9 @@ def test_a_workflow_not_estimated_lends_its_residual_through_its_last_text(tmp_p
     docs = _jobs(estimate_paths([str(root / ".github/workflows/docs.yml")],
                                 repo_root=str(root), history=history))["build"]
     assert docs["history_source"] == "repository" and docs["evidence_runs"] == 12
+    from laser_ci.report.cells import history_cell
+
+    assert history_cell(docs) == "new: from 12 runs of alike jobs of other workflows"
     # it lends by the words of that text, its residuals against that text's cold p50
     from laser_ci.predictors.choice import load_predictor
 
@@ -489,3 +493,18 @@ def test_the_table_keeps_every_run_when_none_had_evidence() -> None:
     assert GHA_HELD not in text
     _text, figures = table(alike + cold, "t", held=GHA_HELD)
     assert figures["held/successful"]["n"] == 10 and figures["repository/successful"]["n"] == 5
+
+
+@pytest.mark.parametrize("others, runs", [
+    ([], 0),                                                       # nothing ran
+    ([(frozenset("VWXYZ"), 5)], 0),                                # nothing alike
+    ([(frozenset("abcde"), 5), (frozenset("abcde"), 0)], 5),       # a job without runs
+    ([(frozenset("abcde"), 5), (frozenset("abcdeX"), 7)], 12),     # 5/6 alike: 51% of its weight
+    ([(frozenset("abcde"), 5), (frozenset("abcdeVWXYZ"), 7)], 5),  # half alike: 6.6%
+    ([(frozenset("abcde"), 5), (frozenset("aVWXYZ"), 900)], 5),    # many runs of an unlike one
+    ([(frozenset("abcdeVWXYZ"), 7)], 7),                           # alone it is the heaviest
+])
+def test_counted_runs_are_those_of_the_alike_lenders(others, runs) -> None:
+    """``evidence_runs`` of a new workflow: the runs of the jobs weighing at least a tenth
+    of the heaviest lender, not of every job of the repository's other workflows."""
+    assert counted_runs(frozenset("abcde"), others) == runs

@@ -48,6 +48,7 @@ ALPHA = 1.0  # the share of the cold model's difference between two instances ca
 SIM_POWER = 4.0  # how fast a job's say falls with how unlike it is (lent)
 SIM_PRIOR = 0.01  # the cold prediction's own say, in the same units
 MIN_SAY = 0.5  # the least say alike jobs need for the repository to count as evidence
+COUNTED = 0.1  # evidence runs: of the lenders weighing at least this share of the heaviest
 _NOT_WORDS = ("repo:", "file:", "workflow:", "history")  # lines words_of leaves out
 _WORD = re.compile(r"[A-Za-z0-9_./@-]+")
 MIN_LOG, MAX_LOG = 0.0, math.log(7 * 24 * 3600.0)
@@ -153,13 +154,27 @@ def lent(words: frozenset[str],
     residual, shrunk ``n / (n + 1)``, did not carry over there, docs/accuracy.md)."""
     num = den = 0.0
     for other_words, residuals in others:
-        n = len(residuals)
-        if not n:
+        if not residuals:
             continue
-        w = similarity(words, other_words) ** SIM_POWER * n / (n + 1)
+        w = _weight(words, other_words, len(residuals))
         num += w * float(np.median(np.asarray(residuals, dtype=float)))
         den += w
     return num / (den + SIM_PRIOR), den / (den + SIM_PRIOR)
+
+
+def _weight(words: frozenset[str], other_words: frozenset[str], n: int) -> float:
+    """A lender's weight in :func:`lent`: ``similarity ** SIM_POWER * n / (n + 1)``."""
+    return similarity(words, other_words) ** SIM_POWER * n / (n + 1)
+
+
+def counted_runs(words: frozenset[str], others: Sequence[tuple[frozenset[str], int]]) -> int:
+    """The runs a :func:`lent` shift rests on (``others``: each lender's words and runs):
+    those of the lenders weighing at least :data:`COUNTED` of the heaviest one (at the
+    shipped power, at least 56% as alike), not every job of the repository's other
+    workflows, most of which lend next to nothing."""
+    weights = [_weight(words, w, n) if n else 0.0 for w, n in others]
+    top = max(weights, default=0.0)
+    return sum(n for (_w, n), x in zip(others, weights, strict=True) if top and x >= COUNTED * top)
 
 
 def _from_workflow(item: Item, others: Sequence[Item]) -> float:
@@ -170,7 +185,7 @@ def _from_workflow(item: Item, others: Sequence[Item]) -> float:
     return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
 
 
-def _from_repository(item: Item, others: Sequence[Item]) -> float | None:
+def _from_repository(item: Item, others: Sequence[Item]) -> Resolved | None:
     """ln p50 of ``item`` from the runs of the jobs of its repository's other workflows:
     its cold prediction shifted by :func:`lent`, each of those jobs a lender; None where
     their say is under :data:`MIN_SAY` (no job there is alike enough: the item stays cold,
@@ -179,9 +194,12 @@ def _from_repository(item: Item, others: Sequence[Item]) -> float | None:
     workflows, 0.556 against 0.799 on 246 runs, worse for whole workflows held out, 0.980
     against 0.811 on 7,424; the repository's pooled residual, 2.078 and 1.038;
     docs/accuracy.md.) Many lenders add up: the jobs of a large repository together
-    outweigh :data:`SIM_PRIOR` sooner than a few."""
+    outweigh :data:`SIM_PRIOR` sooner than a few. Its runs: :func:`counted_runs`."""
     shift, say = lent(item.words, [(o.words, o.residuals()) for o in others])
-    return item.cold_log + shift if say >= MIN_SAY else None
+    if say < MIN_SAY:
+        return None
+    return Resolved("repository", item.cold_log + shift,
+                    counted_runs(item.words, [(o.words, len(o.runs)) for o in others]))
 
 
 def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved | None]:
@@ -208,11 +226,8 @@ def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved 
                                 sum(len(o.runs) for o in same)))
             continue
         other = [o for o in items if o.runs and o.workflow != item.workflow]
-        lent_p50 = _from_repository(item, other) if other else None
-        if lent_p50 is not None:
-            out.append(Resolved("repository", lent_p50, sum(len(o.runs) for o in other)))
-            continue
-        out.append(Resolved(None, item.cold_log, 0))
+        out.append((_from_repository(item, other) if other else None)
+                   or Resolved(None, item.cold_log, 0))
     return out
 
 
