@@ -234,7 +234,7 @@ def _workflows_at(runs: Sequence[tuple[float, dict[str, Any]]], cut: float,
             continue
         files = {p: blobs[b] for p, b in (row.get("files") or {}).items() if b in blobs}
         try:
-            wfs, _errors = read_workflows(files, [path])
+            wfs, _errors = read_workflows(files, [path], schema=False)
         except Exception:  # noqa: BLE001 - an unreadable version is left out
             continue
         out += [w for w in wfs if w.path == path]

@@ -381,7 +381,7 @@ def _serialize_at(repo: Any, path: str, sha: str, sources: MutableMapping[str, A
         sources[sha] = src
     if not src.with_deps(path):
         return None
-    workflows, _errors = read_workflows(src.files, [path])
+    workflows, _errors = read_workflows(src.files, [path], schema=False)
     wf = next((w for w in workflows if w.path == path), None)
     if wf is None:
         return None
