@@ -34,7 +34,9 @@ def load_history_index(
         raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
     if (wrong := _wrong_jobs(data_dir)) is not None:
         raise ValueError(f"--history {data_dir}: unreadable ({wrong})")
-    text_of = {id(e): r for e, r in zip(examples, renderers, strict=True)}  # made on demand
+    # each example's text, made on demand (by identity: the examples looked up below are
+    # these objects, alive until the index is built)
+    text_of = {id(e): r for e, r in zip(examples, renderers, strict=True)}
     repos = sorted({e.repo for e in examples})
     if repo is not None:
         examples = [e for e in examples if e.repo == repo]
