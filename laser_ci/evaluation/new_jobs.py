@@ -142,16 +142,16 @@ def repository_evidence(examples: Sequence[Any], cold: Sequence[Runtime],
         for pos, i in enumerate(order):
             e = examples[i]
             when = times[i]
-            lent: dict[str, tuple[frozenset[str], list[float]]] = {}  # per other workflow
+            lenders: dict[str, tuple[frozenset[str], list[float]]] = {}  # per other workflow
             for j in order[:pos]:  # oldest first: a workflow's words are its latest run's
                 o = examples[j]
                 if (o.workflow_path != e.workflow_path and o.conclusion == "success"
                         and (when is None or (times[j] or 0) < when)):
-                    residuals = lent.get(o.workflow_path, (words[j], []))[1]
+                    residuals = lenders.get(o.workflow_path, (words[j], []))[1]
                     residuals.append(math.log(o.runtime_s) - math.log(max(cold[j].p50, 1.0)))
-                    lent[o.workflow_path] = (words[j], residuals)
-            if lent:
-                out.append((i, words[i], list(lent.values())))
+                    lenders[o.workflow_path] = (words[j], residuals)
+            if lenders:
+                out.append((i, words[i], list(lenders.values())))
     return out
 
 

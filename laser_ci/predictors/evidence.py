@@ -186,15 +186,16 @@ def _from_workflow(item: Item, others: Sequence[Item]) -> float:
 
 
 def _from_repository(item: Item, others: Sequence[Item]) -> Resolved | None:
-    """ln p50 of ``item`` from the runs of the jobs of its repository's other workflows:
-    its cold prediction shifted by :func:`lent`, each of those jobs a lender; None where
+    """``item`` from the runs of the jobs of its repository's other workflows (source
+    ``repository``): its cold prediction shifted by :func:`lent`, each of those jobs a
+    lender, and the runs of :func:`counted_runs`; None where
     their say is under :data:`MIN_SAY` (no job there is alike enough: the item stays cold,
     with the cold band and its advice). (Each other workflow one lender instead, through
     its jobs most alike: better on iree's earlier window for the jobs of single-job
     workflows, 0.556 against 0.799 on 246 runs, worse for whole workflows held out, 0.980
     against 0.811 on 7,424; the repository's pooled residual, 2.078 and 1.038;
     docs/accuracy.md.) Many lenders add up: the jobs of a large repository together
-    outweigh :data:`SIM_PRIOR` sooner than a few. Its runs: :func:`counted_runs`."""
+    outweigh :data:`SIM_PRIOR` sooner than a few."""
     shift, say = lent(item.words, [(o.words, o.residuals()) for o in others])
     if say < MIN_SAY:
         return None
