@@ -27,7 +27,14 @@
    threshold keep the cold prediction and its band, those over it the shifted p50 and a
    band from the other folds' residuals over it. log-MAE, interval score (p10-p90, ln s),
    coverage over and under the threshold, the median p90/p10.
-6. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
+6. ``--unlike GHA_FOLDER``: the workflows new to their repository that no workflow of it is
+   alike to (the lenders' say under ``MIN_SAY``: they keep the cold prediction), cold
+   predictions as in 4: what else of the repository could move them. The repository's
+   pooled residual, shrunk n/(n+k); its level (the median of its other workflows' median
+   ln times) as a line ``a + b * (level - ln cold)`` fit on the other folds; one offset
+   fit on the other folds. log-MAE each fold by the others' fit, per how many runs the
+   repository has, and the correlation of each with the run's residual.
+7. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
    earlier window (names held out, then whole workflows): for the ``workflow`` and
    ``repository`` sources, the residuals pooled (shrunk n/(n+1),
    ``evidence._from_workflow``) or weighted by similarity, each job of the other
@@ -40,6 +47,7 @@
     python benchmarks/new_jobs_variants.py --residuals ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --similar ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --say ../shared/data/gha-runs
+    python benchmarks/new_jobs_variants.py --unlike ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --similar-depth ../shared/data/depth/iree-org+iree
 """
 
@@ -299,6 +307,59 @@ def say(data_dir: str, folds: int = 5) -> None:
               f"{np.median(widths):.1f}×")
 
 
+def unlike(data_dir: str, folds: int = 5) -> None:
+    from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
+    from laser_ci.predictors import evidence
+    from laser_ci.training.history import run_time
+
+    examples, cold = _refit_cold(data_dir, folds)
+    log_t = [math.log(e.runtime_s) for e in examples]
+    when = [run_time(e.created_at, e.commit_date) for e in examples]
+    rows = []  # (fold, residual, pooled residual, its n, level - ln cold)
+    for i, words, lenders in repository_evidence(examples, cold):
+        e = examples[i]
+        if e.conclusion != "success" or evidence.lent(words, lenders)[1] >= evidence.MIN_SAY:
+            continue
+        times: dict[str, list[float]] = {}  # the lenders of repository_evidence, by workflow
+        for j, o in enumerate(examples):
+            if (o.repo == e.repo and o.workflow_path != e.workflow_path
+                    and o.conclusion == "success"
+                    and (when[i] is None or (when[j] or 0) < when[i])):
+                times.setdefault(o.workflow_path, []).append(log_t[j])
+        level = float(np.median([np.median(v) for v in times.values()]))
+        pooled = [r for _w, rs in lenders for r in rs]
+        mu = math.log(max(cold[i].p50, 1.0))
+        rows.append((_fold(e.repo, folds), log_t[i] - mu, float(np.median(pooled)),
+                     len(pooled), level - mu))
+    a = np.array(rows, dtype=float)
+    fold, res, pooled, n, gap = a.T
+    print(f"{len(a)} successful runs of workflows new to their repository, none of its "
+          f"workflows alike (say under {evidence.MIN_SAY:g}); cold log-MAE "
+          f"{np.mean(np.abs(res)):.3f}")
+    print(f"correlation with the run's residual: pooled residual r = "
+          f"{np.corrcoef(res, pooled)[0, 1]:+.2f}, level - ln cold r = "
+          f"{np.corrcoef(res, gap)[0, 1]:+.2f}")
+    grid = [(c, b) for c in np.linspace(-1.0, 1.0, 41) for b in np.linspace(0.0, 1.0, 21)]
+    fitted = {"one offset": np.zeros(len(a)), "level line": np.zeros(len(a))}
+    for f in range(folds):
+        train, test = fold != f, fold == f
+        off = float(np.median(res[train]))
+        c, b = min(grid, key=lambda g: float(np.mean(np.abs(res[train] - g[0] - g[1] * gap[train]))))
+        fitted["one offset"][test] = off
+        fitted["level line"][test] = c + b * gap[test]
+        print(f"fold {f}: offset {off:+.2f}, level line {c:+.2f} + {b:.2f} * gap")
+    shifts = {"cold": np.zeros(len(a)),
+              **{f"pooled, n/(n+{k})": n / (n + k) * pooled for k in (1, 3, 10)},
+              "pooled, half": 0.5 * pooled, **fitted}
+    parts = [("every run", np.ones(len(a), dtype=bool)), ("n < 3", n < 3),
+             ("3 <= n < 10", (n >= 3) & (n < 10)), ("n >= 10", n >= 10)]
+    print("| shift | " + " | ".join(f"{p} ({m.sum()})" for p, m in parts) + " |")
+    print("|---|" + "---:|" * len(parts))
+    for name, s in shifts.items():
+        print(f"| {name} | " + " | ".join(f"{np.mean(np.abs(res[m] - s[m])):.3f}"
+                                         for _p, m in parts) + " |")
+
+
 def pairs(examples, cold) -> None:
     """How far one workflow's residual says another's, by how alike the two are: over every
     ordered pair of workflows of one repository with successful runs, the correlation of
@@ -382,6 +443,7 @@ def main() -> None:
     ap.add_argument("--residuals", default=None)
     ap.add_argument("--similar", default=None)
     ap.add_argument("--say", default=None)
+    ap.add_argument("--unlike", default=None)
     ap.add_argument("--similar-depth", action="append", default=[])
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
@@ -395,6 +457,8 @@ def main() -> None:
         similar(args.similar)
     if args.say:
         say(args.say)
+    if args.unlike:
+        unlike(args.unlike)
     for folder in args.similar_depth:
         similar_depth(folder, args.test_days)
 

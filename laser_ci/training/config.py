@@ -66,7 +66,6 @@ class TrainConfig:
     finetune_minutes: float = 0.0  # 0: no limit; else fine-tuning stops after this long
     threads: int = 2
     mixed_precision: str = "no"
-    max_val_decode: int = 0  # val examples decoded with the exported graph (0: none)
     num_samples: int = 16  # decoding samples per text (written to laser.json)
     # usage targets written after the runtime (laser_ci.text.targets): `laser-ci finetune`
     # sets them when the history holds enough measured runs
