@@ -1,5 +1,5 @@
-"""Two questions about the cold path (issue 49's "the job-level cold path has room too"),
-measured; neither changed the product (docs/accuracy.md, "The cold path").
+"""Three questions about the cold path (issue 49's "the job-level cold path has room too"),
+measured; none changed the product (docs/accuracy.md, "The cold path").
 
 ``--totals``: a workflow run's billable time (the shared runs' label, the sum over its jobs)
 as ``estimate`` gives it (the sum of its jobs' cold p50s, ``billable_s``) against the same
@@ -13,9 +13,21 @@ p50 moved by ``k`` times the workflow's gap (``ln workflow-level - ln sum of job
 on successful runs only, five folds by repository, scored on each held-out fold's
 successful runs (the figure the comment answers) and on all of them.
 
+``--corpus``: alike workflows of *other* repositories as lenders. Every successful
+workflow run's cold prediction (each fold's own ``tabular``) shifted by
+:func:`laser_ci.predictors.evidence.lent` (the shipped power and prior), the lenders each
+workflow of the repositories the fold's model was fit on (their successful runs'
+residuals against their own fold's model, words of their latest run): on every such run,
+on the workflows new to a known repository (issue 49's done-when 1; the repository's
+alike workflows first, as shipped, then the corpus instead of cold) and, with
+``--depth DIR``, on a depth folder's jobs (each job of its latest files, cold, against
+the median of its successful runs; every shared repository lends).
+
     python benchmarks/cold_totals.py --totals [--data ../shared/data/gha-runs]
         [--depth ../shared/data/depth/iree-org+iree]
     python benchmarks/cold_totals.py --success-trained [--data ../shared/data/gha-runs]
+    python benchmarks/cold_totals.py --corpus [--data ../shared/data/gha-runs]
+        [--depth ../shared/data/depth/iree-org+iree]
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ import collections
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -84,11 +97,15 @@ def totals(data: str, depth: str | None) -> None:
         _depth_jobs(depth, predictor)
 
 
-def _depth_jobs(folder: str, predictor) -> None:
+def _latest_jobs(folder: str, predictor) -> tuple[list[tuple[str, str, float, str]],
+                                                 dict[str, Any]]:
+    """Each job of the depth folder's latest workflow files with successful runs: its
+    workflow's path, its name, the ln median of those runs and its cold text; and those
+    files (``workflows``, ``profile``) with ``estimate``'s ``result`` of them."""
     import tempfile
 
     from laser_ci.estimate import estimate_paths
-    from laser_ci.text.serialize import serialize_workflow
+    from laser_ci.text.serialize import serialize_job
     from laser_ci.training.examples import load_runs
     from laser_ci.workflows.parse import read_paths
     from laser_ci.workflows.repo_profile import profile_dir
@@ -96,9 +113,8 @@ def _depth_jobs(folder: str, predictor) -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from estimate_100 import from_history
 
-    runs = load_runs(folder)
     job_times: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
-    for r in runs:
+    for r in load_runs(folder):
         for j in r.get("jobs") or []:
             if isinstance(j, dict) and j.get("conclusion") == "success" and j.get("run_time_s"):
                 job_times[(str(r.get("workflow_path")), str(j.get("name")))].append(
@@ -109,19 +125,34 @@ def _depth_jobs(folder: str, predictor) -> None:
         result = estimate_paths(paths, repo_root=tmp, predictor=predictor)
         workflows, _ = read_paths(paths, tmp)
         profile = profile_dir(Path(tmp))
-        whole = {w.path: p.p50 for w, p in zip(
-            workflows, predictor.predict([serialize_workflow(w, profile) for w in workflows]),
-            strict=True)}
+    rows = []
+    for wf in workflows:
+        for job in wf.jobs:
+            times = job_times.get((wf.path, job.name))
+            if times:
+                rows.append((wf.path, job.name, math.log(float(np.median(times))),
+                             serialize_job(job, wf, profile)))
+    return rows, {"workflows": workflows, "profile": profile, "result": result}
+
+
+def _depth_jobs(folder: str, predictor) -> None:
+    from laser_ci.text.serialize import serialize_workflow
+
+    jobs, got = _latest_jobs(folder, predictor)
+    truth = {(path, name): y for path, name, y, _t in jobs}
+    workflows = got["workflows"]
+    whole = {w.path: p.p50 for w, p in zip(
+        workflows, predictor.predict([serialize_workflow(w, got["profile"]) for w in workflows]),
+        strict=True)}
     rows = []  # (job name, ln truth, ln p50, the workflow's gap)
-    for wf in result["workflows"]:
+    for wf in got["result"]["workflows"]:
         p50s = [j["runtime_s"]["p50"] for j in wf["jobs"]]
         if not p50s or wf["path"] not in whole:
             continue
         gap = math.log(max(whole[wf["path"]], 1.0)) - math.log(max(sum(p50s), 1.0))
         for job, p50 in zip(wf["jobs"], p50s, strict=True):
-            times = job_times.get((wf["path"], job["name"]))
-            if times:
-                rows.append((job["name"], math.log(float(np.median(times))),
+            if (wf["path"], job["name"]) in truth:
+                rows.append((job["name"], truth[(wf["path"], job["name"])],
                              math.log(max(p50, 1.0)), gap))
     print(f"\n**{Path(folder).name}: each job of the latest files, cold, against the median of "
           f"its successful runs** ({len(rows)} jobs)\n")
@@ -170,19 +201,94 @@ def success_trained(data: str) -> None:
               f"| {format_diff(paired_error_diff(b, a, groups))} | {folds} |")
 
 
+def corpus(data: str, depth: str | None, k: int = 5) -> None:
+    from laser_ci.evaluation.folds import fold_of
+    from laser_ci.evaluation.new_jobs import _refit_cold, repository_evidence
+    from laser_ci.predictors import evidence
+    from laser_ci.training.history import run_time
+
+    examples, cold = _refit_cold(data, k)
+    ln_cold = [math.log(max(c.p50, 1.0)) for c in cold]
+    words = [evidence.words_of(e.text) for e in examples]
+    # each workflow of each repository with successful runs: its fold, latest words, residuals
+    lenders: dict[tuple[str, str], tuple[int, float, frozenset[str], list[float]]] = {}
+    for i, e in enumerate(examples):
+        if e.conclusion == "success":
+            key = (e.repo, e.workflow_path)
+            when = run_time(e.created_at, e.commit_date) or -math.inf
+            f, last, w, res = lenders.get(key, (fold_of(e.repo, k), -math.inf, words[i], []))
+            res.append(math.log(e.runtime_s) - ln_cold[i])
+            lenders[key] = (f, when, words[i], res) if when >= last else (f, last, w, res)
+    by_fold = {f: [(w, res) for g, _t, w, res in lenders.values() if g != f] for f in range(k)}
+
+    def shift(i: int) -> float:
+        return evidence.lent(words[i], by_fold[fold_of(examples[i].repo, k)])[0]
+
+    ok = [i for i, e in enumerate(examples) if e.conclusion == "success"]
+    truth = {i: math.log(examples[i].runtime_s) - ln_cold[i] for i in ok}
+    moved = {i: shift(i) for i in ok}
+    print(f"**{Path(data).name}: a cold prediction shifted by alike workflows of other "
+          f"repositories** ({len(lenders)} workflows lend, those of the other folds; "
+          "successful runs, each fold's own tabular)\n")
+    print("| runs | n (repos) | as shipped | with the corpus | corpus − shipped [95%] |")
+    print("|---|---:|---:|---:|---|")
+
+    def row(name: str, idx: list[int], shipped: dict[int, float], other: dict[int, float]) -> None:
+        a = np.array([abs(truth[i] - shipped.get(i, 0.0)) for i in idx])
+        b = np.array([abs(truth[i] - other.get(i, 0.0)) for i in idx])
+        groups = [examples[i].repo for i in idx]
+        d = paired_error_diff(b, a, groups)
+        print(f"| {name} | {len(idx):,} ({len(set(groups))}) | {a.mean():.3f} | {b.mean():.3f} "
+              f"| {format_diff(d)} ({d['diff'] / a.mean():+.1%}) |")
+
+    row("every successful workflow run: cold, or the corpus", ok, {}, moved)
+    alike, unlike = {}, []
+    for i, w, lent in repository_evidence(examples, cold):
+        if examples[i].conclusion == "success":
+            got, say = evidence.lent(w, lent)
+            if say >= evidence.MIN_SAY:
+                alike[i] = got
+            else:
+                unlike.append(i)
+    known = sorted([*alike, *unlike])
+    row("new workflow, no alike one ran: cold, or the corpus", unlike, {}, moved)
+    row("new workflow in a known repository: the repository's alike workflows, else cold "
+        "(shipped) or else the corpus", known, alike, {**moved, **alike})
+    row("the same: cold, or the corpus (the other half of the comparison)", known, {}, moved)
+    if depth:
+        from laser_ci.predictors.choice import load_predictor
+
+        predictor = load_predictor()
+        every = [(w, res) for _g, _t, w, res in lenders.values()]
+        rows, _ = _latest_jobs(depth, predictor)
+        pred = predictor.predict([t for *_k, t in rows])
+        y = np.array([r[2] for r in rows])
+        c = np.array([math.log(max(p.p50, 1.0)) for p in pred])
+        s = np.array([evidence.lent(evidence.words_of(t), every)[0] for *_k, t in rows])
+        a, b = np.abs(y - c), np.abs(y - c - s)
+        d = paired_error_diff(b, a, [r[1] for r in rows])
+        print(f"\n{Path(depth).name}: {len(rows)} jobs of its latest files, cold, against the "
+              f"median of each one's successful runs ({predictor.name}): cold {a.mean():.3f}, "
+              f"shifted by the corpus {b.mean():.3f}, {format_diff(d)} (mean shift "
+              f"{s.mean():+.2f})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(SHARED / "gha-runs"))
     ap.add_argument("--depth", help="also a depth folder's jobs (--totals)")
     ap.add_argument("--totals", action="store_true")
     ap.add_argument("--success-trained", action="store_true")
+    ap.add_argument("--corpus", action="store_true")
     args = ap.parse_args()
-    if not (args.totals or args.success_trained):
-        ap.error("say --totals or --success-trained")
+    if not (args.totals or args.success_trained or args.corpus):
+        ap.error("say --totals, --success-trained or --corpus")
     if args.totals:
         totals(args.data, args.depth)
     if args.success_trained:
         success_trained(args.data)
+    if args.corpus:
+        corpus(args.data, args.depth)
     return 0
 
 
