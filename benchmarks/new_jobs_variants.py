@@ -35,11 +35,12 @@
    fit on the other folds. log-MAE each fold by the others' fit, per how many runs the
    repository has, and the correlation of each with the run's residual.
 7. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
-   earlier window (names held out, then whole workflows): for the ``workflow`` and
-   ``repository`` sources, the residuals pooled (shrunk n/(n+1),
-   ``evidence._from_workflow``) or weighted by similarity, each job of the other
-   workflows a lender or each other workflow one, every job shifted whatever its say
-   (the rule before ``MIN_SAY``).
+   earlier window (names held out, then whole workflows): for the ``workflow`` source,
+   the workflow's pooled residual (shrunk n/(n+1), the rule before), its jobs lending by
+   similarity, or every job of the repository lending (``evidence._from_workflow``, with
+   the pooled residual under ``MIN_SAY``); for the ``repository`` source, the residuals
+   pooled or weighted by similarity, each job of the other workflows a lender or each
+   other workflow one, every job shifted whatever its say (the rule before ``MIN_SAY``).
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -393,9 +394,11 @@ def similar_depth(folder: str, test_days: float,
 
     predictor = load_predictor()
     shipped = evidence._from_workflow, evidence._from_repository
-    pooled = evidence._from_workflow
 
-    def per_job(item, others):  # each job of the other workflows lends (before MIN_SAY)
+    def pooled(item, others):  # the pooled residual of ``others``, shrunk n/(n+1)
+        return item.cold_log + evidence.shrunk_shift([r for o in others for r in o.residuals()])
+
+    def per_job(item, others):  # each job of ``others`` lends (before MIN_SAY)
         return item.cold_log + evidence.lent(item.words,
                                              [(o.words, o.residuals()) for o in others])[0]
 
@@ -411,11 +414,16 @@ def similar_depth(folder: str, test_days: float,
         return item.cold_log + evidence.lent(
             item.words, [(w, r) for _s, w, r in lenders.values()])[0]
 
+    def of_workflow(f):  # a new job of a known workflow from its workflow's jobs alone
+        return lambda item, same, every: evidence.Resolved("workflow", f(item, same), 0)
+
     for name, for_workflow, for_repository in [
-            ("weighted per job, both", per_job, per_job),
-            ("pooled, both", pooled, pooled),
-            ("workflow pooled, repository per job", pooled, per_job),
-            ("workflow pooled, repository per workflow", pooled, weighted)]:
+            ("workflow pooled, repository per job (the rule before)", of_workflow(pooled),
+             per_job),
+            ("repository's jobs lend to both (shipped)", shipped[0], per_job),
+            ("workflow's jobs lend, repository per job", of_workflow(per_job), per_job),
+            ("pooled, both", of_workflow(pooled), pooled),
+            ("workflow pooled, repository per workflow", of_workflow(pooled), weighted)]:
         for holdout in holdouts:
             evidence._from_workflow = for_workflow
             evidence._from_repository = (  # every one lends (the variants have no MIN_SAY)

@@ -328,6 +328,23 @@ def test_cold_guess_past_its_timeout_cannot_tell_yet() -> None:
     assert over_timeout({**job, "history_source": "repository"}) == (60.0, 30.0)
 
 
+def test_a_new_job_of_a_known_workflow_borrows_from_the_repository_jobs_alike_to_it() -> None:
+    """Issue 49 (b): a new job of a workflow that ran, from that workflow's other jobs and
+    the repository: a job of another workflow that does what it does lends its residual,
+    the unlike jobs of its own workflow next to nothing; alike to none, the workflow's
+    pooled residual, shrunk."""
+    build = frozenset({"cmake", "ninja", "build", "runtime"})
+    items = [Item("ci.yml", "lint", math.log(100), (100.0,) * 3, words=frozenset({"lint"})),
+             Item("nightly.yml", "build", math.log(100), (800.0,) * 4, words=build),
+             Item("ci.yml", "build", math.log(100), (), words=build),
+             Item("ci.yml", "docs", math.log(100), (), words=frozenset({"sphinx"}))]
+    got = resolve(items)
+    w = 4 / 5  # the twin's weight: similarity 1, 4 runs; lint's 0
+    assert got[2] == Resolved("workflow", pytest.approx(
+        math.log(100) + w * math.log(8) / (w + SIM_PRIOR)), 4)
+    assert got[3] == Resolved("workflow", pytest.approx(math.log(100)), 3)
+
+
 def test_resolve_order_and_shrinkage() -> None:
     does = frozenset({"run", "make", "test"})
     items = [Item("a", "t", math.log(100), (600.0, 620.0, 640.0), traits=frozenset({"x"}),

@@ -11,8 +11,11 @@ has, in this order:
   differs between them (runner OS and size, the matrix values its steps read) as the cold
   model sees it. The median over the siblings is the prediction.
 - ``workflow``: other jobs of the same workflow ran: the cold prediction shifted by the
-  workflow's residual, the median of ``ln t - ln cold`` over those jobs' successful runs,
-  shrunk by ``n / (n + 1)`` (``n`` runs).
+  residuals of the repository's jobs that do what this one does, in this workflow or
+  another, each weighted by how alike its text is (:func:`lent`, as for ``repository``);
+  where none is alike enough (:data:`MIN_SAY`), by the workflow's residual, the median
+  of ``ln t - ln cold`` over its other jobs' successful runs, shrunk by ``n / (n + 1)``
+  (``n`` runs).
 - ``repository``: other workflows of the repository ran: the cold prediction shifted by
   the residuals of their jobs' successful runs, each job's weighted by how alike its
   text is to this job's (:func:`lent`): a job that does what this one does lends its
@@ -177,12 +180,21 @@ def counted_runs(words: frozenset[str], others: Sequence[tuple[frozenset[str], i
     return sum(n for (_w, n), x in zip(others, weights, strict=True) if top and x >= COUNTED * top)
 
 
-def _from_workflow(item: Item, others: Sequence[Item]) -> float:
-    """ln p50 of ``item`` from the runs of the other jobs of its workflow: its cold
-    prediction shifted by their pooled residuals, shrunk (:func:`shrunk_shift`). (Weighted
-    by similarity instead, 1.144 against 1.138 on iree's earlier window; alike jobs by
-    traits did no better either, git ``fe28f82``; docs/accuracy.md.)"""
-    return item.cold_log + shrunk_shift([r for o in others for r in o.residuals()])
+def _from_workflow(item: Item, same: Sequence[Item], every: Sequence[Item]) -> Resolved:
+    """``item``, a new job of a workflow whose other jobs ran (``same``), from the jobs of
+    the repository that ran (``every``, this workflow's and the others'): its cold
+    prediction shifted by :func:`lent`, each of them a lender; where their say is under
+    :data:`MIN_SAY`, by the pooled residuals of ``same``, shrunk (:func:`shrunk_shift`).
+    (Picked on iree's earlier window, names held out: 0.715 against 1.138 for the pooled
+    residual of the workflow alone, the rule before; 1.093 lending from the workflow's
+    jobs alone; ``benchmarks/new_jobs_variants.py --similar-depth``; docs/accuracy.md.)"""
+    shift, say = lent(item.words, [(o.words, o.residuals()) for o in every])
+    if say >= MIN_SAY:
+        return Resolved("workflow", item.cold_log + shift,
+                        counted_runs(item.words, [(o.words, len(o.runs)) for o in every]))
+    return Resolved("workflow", item.cold_log + shrunk_shift([r for o in same
+                                                               for r in o.residuals()]),
+                    sum(len(o.runs) for o in same))
 
 
 def _from_repository(item: Item, others: Sequence[Item]) -> Resolved | None:
@@ -223,8 +235,7 @@ def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved 
             continue
         same = [o for o in items if o.runs and o.workflow == item.workflow]
         if same:
-            out.append(Resolved("workflow", _from_workflow(item, same),
-                                sum(len(o.runs) for o in same)))
+            out.append(_from_workflow(item, same, [o for o in items if o.runs]))
             continue
         other = [o for o in items if o.runs and o.workflow != item.workflow]
         out.append((_from_repository(item, other) if other else None)
