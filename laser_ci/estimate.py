@@ -23,9 +23,11 @@ the predictor is not asked about it), else by the predictor from its history blo
 without runs of its own is predicted from the closest evidence the repository has
 (:mod:`laser_ci.predictors.evidence`): the other instances of its matrix (``siblings``,
 static matrices and those computed at run time), the other jobs of its workflow
-(``workflow``) or the repository's other workflows (``repository``), with the band
-calibrated for that evidence; ``history_source`` null: a cold guess. ``evidence_runs``:
-how many earlier runs that evidence rests on (null for ``own`` and cold);
+(``workflow``; the repository's jobs alike to it, in its workflow or another, where any
+is) or the repository's other workflows (``repository``), with the band calibrated for
+that evidence; ``history_source`` null: a cold guess. ``evidence_runs``: how many earlier
+runs that evidence rests on, ``evidence_elsewhere``: whether every one of them is of other
+workflows' jobs (both null for ``own`` and cold);
 ``history_runs``: the job's own runs in its history block (null but for ``own``). A job
 without measured usage gets ``usage.predicted`` from a model that writes usage after the
 runtime (one ``laser-ci finetune`` learned from measured runs).
@@ -43,7 +45,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -82,6 +84,9 @@ from laser_ci.workflows.parse import (
     workflow_targets,
 )
 from laser_ci.workflows.repo_profile import profile_dir
+
+if TYPE_CHECKING:
+    from laser_ci.predictors.evidence import Resolved
 
 
 def _json_value(value: Any) -> Any:
@@ -281,17 +286,17 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], cold: Sequence
                    runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
                                                              Failures | None]],
                    predictor: Predictor, history: HistoryIndex | None,
-                   offsets: dict[str, tuple[float, float]] | None) -> list[int | None]:
+                   offsets: dict[str, tuple[float, float]] | None) -> list[Resolved | None]:
     """Predicts every job without runs of its own from the closest evidence the repository
     has (:mod:`laser_ci.predictors.evidence`; ``cold``: each job's text without history,
-    what it does): ``runtimes`` and ``warm`` are updated in place; returns the runs each
-    evidence rests on (None for the others). ``offsets``: the bands per source (None: the
-    shipped model's)."""
+    what it does): ``runtimes`` and ``warm`` are updated in place; returns each one's
+    evidence (None for the others). ``offsets``: the bands per source (None: the shipped
+    model's)."""
     from laser_ci.predictors.evidence import Item, resolve, runtime_of, traits_of, typical_runs, words_of
 
-    evidence_runs: list[int | None] = [None] * len(pairs)
+    evidence: list[Resolved | None] = [None] * len(pairs)
     if history is None or all(source == "own" for _n, source, _f in warm):
-        return evidence_runs
+        return evidence
     offsets = _bands(offsets)
     own = [k for k, (_n, source, _f) in enumerate(warm) if source == "own"]
     # the cold prediction of each job with runs of its own (its residual's other half) and
@@ -317,9 +322,9 @@ def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], cold: Sequence
         if res is None or res.source is None:
             continue
         runtimes[k] = runtime_of(res, runtimes[k], offsets)
-        evidence_runs[k] = res.runs
+        evidence[k] = res
         warm[k] = (None, res.source, None)  # their runs are counted in evidence_runs
-    return evidence_runs
+    return evidence
 
 
 def _predicted_usage(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Sequence[str],
@@ -416,7 +421,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     if own_runs and len(ruled) < sum(source == "own" for _n, source, _f in warm):
         for k, rt in _own_rule(pairs, warm, history, _bands(offsets), runtimes).items():
             runtimes[k] = rt
-    evidence_runs = _with_evidence(pairs, [c for _t, c, *_ in prepared], runtimes, warm,
+    evidence = _with_evidence(pairs, [c for _t, c, *_ in prepared], runtimes, warm,
                                    predictor, history, offsets)
     predicted = _predicted_usage(pairs, texts, runtimes, predictor, history)
     # Other-runner runtimes for the sizing advice, only from a predictor that knows sizes.
@@ -453,7 +458,9 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                                      else others.predict_on(k, job, wf, None), opts,
                                      source, usage, monthly)
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
-                         "evidence_runs": evidence_runs[k],
+                         "evidence_runs": None if evidence[k] is None else evidence[k].runs,
+                         "evidence_elsewhere": (None if evidence[k] is None
+                                                else evidence[k].elsewhere),
                          "history_failures": None if failures is None else failures.to_json(),
                          **run_event, **fields})
             k += 1

@@ -343,6 +343,15 @@ def test_a_new_job_of_a_known_workflow_borrows_from_the_repository_jobs_alike_to
     assert got[2] == Resolved("workflow", pytest.approx(
         math.log(100) + w * math.log(8) / (w + SIM_PRIOR)), 4)
     assert got[3] == Resolved("workflow", pytest.approx(math.log(100)), 3)
+    # the comment says where the runs are: nightly.yml's build is not of its workflow
+    from laser_ci.report.cells import history_cell
+
+    assert got[2].elsewhere and not got[3].elsewhere
+    cell = {"history_source": "workflow", "evidence_runs": 4}
+    assert history_cell({**cell, "evidence_elsewhere": True}) == \
+        "new: from 4 runs of alike jobs of other workflows"
+    assert history_cell({**cell, "evidence_elsewhere": False}) == \
+        "new: from 4 runs of its workflow's other jobs"
 
 
 def test_resolve_order_and_shrinkage() -> None:

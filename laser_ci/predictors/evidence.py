@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -113,12 +113,15 @@ class Item:
 @dataclass(frozen=True)
 class Resolved:
     """The evidence a job without runs of its own was predicted from: ``source`` (one of
-    :data:`SOURCES` but ``own``; None: cold), the prediction (ln seconds) and how many
-    earlier runs it rests on."""
+    :data:`SOURCES` but ``own``; None: cold), the prediction (ln seconds), how many
+    earlier runs it rests on and whether every one of them is of other workflows' jobs
+    (``elsewhere``: always for ``repository``; for ``workflow`` where the only jobs alike
+    enough to count are in other workflows)."""
 
     source: str | None
     log_p50: float
     runs: int
+    elsewhere: bool = field(default=False, compare=False)  # says where, not what: not compared
 
 
 def _alike(item: Item, others: Sequence[Item]) -> list[Item]:
@@ -175,9 +178,29 @@ def counted_runs(words: frozenset[str], others: Sequence[tuple[frozenset[str], i
     those of the lenders weighing at least :data:`COUNTED` of the heaviest one (at the
     shipped power, at least 56% as alike), not every job of the repository's other
     workflows, most of which lend next to nothing."""
+    return sum(n for (_w, n), counted in zip(others, _counted(words, others), strict=True)
+               if counted)
+
+
+def _counted(words: frozenset[str], others: Sequence[tuple[frozenset[str], int]]) -> list[bool]:
+    """Which lenders :func:`counted_runs` counts."""
     weights = [_weight(words, w, n) if n else 0.0 for w, n in others]
     top = max(weights, default=0.0)
-    return sum(n for (_w, n), x in zip(others, weights, strict=True) if top and x >= COUNTED * top)
+    return [bool(top) and x >= COUNTED * top for x in weights]
+
+
+def _from_alike(source: str, item: Item, lenders: Sequence[Item]) -> Resolved | None:
+    """``item``'s cold prediction shifted by :func:`lent`, each of ``lenders`` a lender,
+    with the runs of :func:`counted_runs` (``elsewhere``: whether every counted one is of
+    another workflow); None where their say is under :data:`MIN_SAY`."""
+    shift, say = lent(item.words, [(o.words, o.residuals()) for o in lenders])
+    if say < MIN_SAY:
+        return None
+    counted = _counted(item.words, [(o.words, len(o.runs)) for o in lenders])
+    return Resolved(source, item.cold_log + shift,
+                    sum(len(o.runs) for o, c in zip(lenders, counted, strict=True) if c),
+                    all(o.workflow != item.workflow
+                        for o, c in zip(lenders, counted, strict=True) if c))
 
 
 def _from_workflow(item: Item, same: Sequence[Item], every: Sequence[Item]) -> Resolved:
@@ -186,12 +209,11 @@ def _from_workflow(item: Item, same: Sequence[Item], every: Sequence[Item]) -> R
     prediction shifted by :func:`lent`, each of them a lender; where their say is under
     :data:`MIN_SAY`, by the pooled residuals of ``same``, shrunk (:func:`shrunk_shift`).
     (Picked on iree's earlier window, names held out: 0.715 against 1.138 for the pooled
-    residual of the workflow alone, the rule before; 1.093 lending from the workflow's
+    residual of the workflow alone, the rule before; 1.144 lending from the workflow's
     jobs alone; ``benchmarks/new_jobs_variants.py --similar-depth``; docs/accuracy.md.)"""
-    shift, say = lent(item.words, [(o.words, o.residuals()) for o in every])
-    if say >= MIN_SAY:
-        return Resolved("workflow", item.cold_log + shift,
-                        counted_runs(item.words, [(o.words, len(o.runs)) for o in every]))
+    alike = _from_alike("workflow", item, every)
+    if alike is not None:
+        return alike
     return Resolved("workflow", item.cold_log + shrunk_shift([r for o in same
                                                                for r in o.residuals()]),
                     sum(len(o.runs) for o in same))
@@ -208,11 +230,7 @@ def _from_repository(item: Item, others: Sequence[Item]) -> Resolved | None:
     against 0.811 on 7,424; the repository's pooled residual, 2.078 and 1.038;
     docs/accuracy.md.) Many lenders add up: the jobs of a large repository together
     outweigh :data:`SIM_PRIOR` sooner than a few."""
-    shift, say = lent(item.words, [(o.words, o.residuals()) for o in others])
-    if say < MIN_SAY:
-        return None
-    return Resolved("repository", item.cold_log + shift,
-                    counted_runs(item.words, [(o.words, len(o.runs)) for o in others]))
+    return _from_alike("repository", item, others)
 
 
 def resolve(items: Sequence[Item], alpha: float | None = None) -> list[Resolved | None]:

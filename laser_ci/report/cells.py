@@ -114,8 +114,8 @@ def history_runs(job: Mapping[str, Any]) -> int | None:
 
 def evidence_cell(job: Mapping[str, Any]) -> str | None:
     """``new: from 12 runs of its matrix siblings`` (or its workflow's other jobs, the
-    alike jobs of the repository's other workflows) for a job predicted from the rest of the
-    repository's runs (issue 49); None for the others."""
+    alike jobs of the repository's other workflows) for a job predicted from the rest of
+    the repository's runs (issue 49); None for the others."""
     source = job.get("history_source")
     m = job.get("evidence_runs")
     if source not in ("siblings", "workflow", "repository") or not isinstance(m, int) \
@@ -123,6 +123,8 @@ def evidence_cell(job: Mapping[str, Any]) -> str | None:
         return None
     of = {"siblings": "its matrix siblings", "workflow": "its workflow's other jobs",
           "repository": "alike jobs of other workflows"}[source]
+    if source == "workflow" and job.get("evidence_elsewhere"):  # none of its own workflow
+        of = "alike jobs of other workflows"
     return f"new: from {plural(m, 'run')} of {of}"
 
 

@@ -70,8 +70,8 @@ def _job_note(job: Mapping[str, Any]) -> str:
         notes.append("no runs of its own: predicted from the runs of the other instances "
                      "of its matrix")
     elif job.get("history_source") in ("workflow", "repository"):
-        of = "its workflow's other jobs" if job["history_source"] == "workflow" else \
-            "the repository's other workflows"
+        of = ("its workflow's other jobs" if job["history_source"] == "workflow"
+              and not job.get("evidence_elsewhere") else "the repository's other workflows")
         notes.append(f"no runs of its own: its cold guess calibrated by the runs of {of}")
     events = events_words(job)
     if events:
