@@ -515,15 +515,12 @@ def load_history(data_dir: str | os.PathLike[str], repo: str | None = None) -> H
     last ran: the job serialized from the latest run's files, its matrix expanded from the
     runs up to then.
     """
-    from laser_ci.training.collected import load_history_index
-    from laser_ci.training.examples import load_blobs, load_runs
+    from laser_ci.training.collected import read_collected
+    from laser_ci.training.examples import load_blobs
     from laser_ci.training.history import run_time
 
-    index = load_history_index(data_dir, repo)
-    try:
-        rows = [r for r in load_runs(data_dir) if repo is None or r.get("repo") == repo]
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
+    index, every = read_collected(data_dir, repo)
+    rows = [r for r in every if repo is None or r.get("repo") == repo]
     # a row an id repeats (a re-run left twice by a collect call that was killed): the last
     # one, the newest attempt, as load_history_index reads it; a row without an id: its own
     last = {str(r.get("id")) if r.get("id") is not None else f"#{i}": i

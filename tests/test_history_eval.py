@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from laser_ci.cli import main
+from laser_ci.estimate import load_history
 from laser_ci.evaluation.regimes import example_text, in_subset, subset_of
 from laser_ci.predictors.base import Runtime
 from laser_ci.predictors.baselines import (
@@ -376,6 +377,24 @@ def test_load_history_index(tmp_path: Path) -> None:
         load_history_index(MINI)
     with pytest.raises(ValueError, match="not a collected folder"):
         load_history_index(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("jobs, wrong", [
+    (None, False), ([], False), ([{"name": "a"}], False),
+    ("build", True), ([{"name": "a"}, 3], True), ({"name": "a"}, True),
+])
+def test_a_wrong_jobs_list_names_its_line(tmp_path: Path, jobs: object, wrong: bool) -> None:
+    folder = collected_folder(tmp_path)
+    with gzip.open(folder / "runs.jsonl.gz", "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    rows[2]["jobs"] = jobs
+    with gzip.open(folder / "runs.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    if wrong:  # the third row: line 3, as the file numbers it
+        with pytest.raises(ValueError, match=r"runs\.jsonl\.gz:3: jobs is not a list of jobs"):
+            load_history(folder)
+    else:
+        assert load_history(folder).for_job(PIPELINE, "Unit tests") is not None
 
 
 # the collected workflow changed once more (-count=2) and a job that never ran (lint)

@@ -158,19 +158,23 @@ def lent(words: frozenset[str],
     ``SIM_POWER`` 4 and ``SIM_PRIOR`` 0.01, two 6 and 0.003, a tie over all of them
     (``python benchmarks/new_jobs_variants.py --similar``; the repository's pooled
     residual, shrunk ``n / (n + 1)``, did not carry over there, docs/accuracy.md)."""
+    return _lent(_weights(words, [(w, len(r)) for w, r in others]), [r for _w, r in others])
+
+
+def _lent(weights: Sequence[float], residuals: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """:func:`lent` from the lenders' weights (:func:`_weights`) and residuals."""
     num = den = 0.0
-    for other_words, residuals in others:
-        if not residuals:
-            continue
-        w = _weight(words, other_words, len(residuals))
-        num += w * float(np.median(np.asarray(residuals, dtype=float)))
-        den += w
+    for w, r in zip(weights, residuals, strict=True):
+        if w:
+            num += w * float(np.median(np.asarray(r, dtype=float)))
+            den += w
     return num / (den + SIM_PRIOR), den / (den + SIM_PRIOR)
 
 
-def _weight(words: frozenset[str], other_words: frozenset[str], n: int) -> float:
-    """A lender's weight in :func:`lent`: ``similarity ** SIM_POWER * n / (n + 1)``."""
-    return similarity(words, other_words) ** SIM_POWER * n / (n + 1)
+def _weights(words: frozenset[str], others: Sequence[tuple[frozenset[str], int]]) -> list[float]:
+    """Each lender's weight in :func:`lent` (``others``: its words and runs):
+    ``similarity ** SIM_POWER * n / (n + 1)``, 0 without runs."""
+    return [similarity(words, w) ** SIM_POWER * n / (n + 1) if n else 0.0 for w, n in others]
 
 
 def counted_runs(words: frozenset[str], others: Sequence[tuple[frozenset[str], int]]) -> int:
@@ -178,13 +182,12 @@ def counted_runs(words: frozenset[str], others: Sequence[tuple[frozenset[str], i
     those of the lenders weighing at least :data:`COUNTED` of the heaviest one (at the
     shipped power, at least 56% as alike), not every job of the repository's other
     workflows, most of which lend next to nothing."""
-    return sum(n for (_w, n), counted in zip(others, _counted(words, others), strict=True)
-               if counted)
+    return sum(n for (_w, n), counted in zip(others, _counted(_weights(words, others)),
+                                              strict=True) if counted)
 
 
-def _counted(words: frozenset[str], others: Sequence[tuple[frozenset[str], int]]) -> list[bool]:
-    """Which lenders :func:`counted_runs` counts."""
-    weights = [_weight(words, w, n) if n else 0.0 for w, n in others]
+def _counted(weights: Sequence[float]) -> list[bool]:
+    """Which lenders :func:`counted_runs` counts, by their :func:`_weights`."""
     top = max(weights, default=0.0)
     return [bool(top) and x >= COUNTED * top for x in weights]
 
@@ -193,10 +196,11 @@ def _from_alike(source: str, item: Item, lenders: Sequence[Item]) -> Resolved | 
     """``item``'s cold prediction shifted by :func:`lent`, each of ``lenders`` a lender,
     with the runs of :func:`counted_runs` (``elsewhere``: whether every counted one is of
     another workflow); None where their say is under :data:`MIN_SAY`."""
-    shift, say = lent(item.words, [(o.words, o.residuals()) for o in lenders])
+    weights = _weights(item.words, [(o.words, len(o.runs)) for o in lenders])
+    shift, say = _lent(weights, [o.residuals() for o in lenders])
     if say < MIN_SAY:
         return None
-    counted = _counted(item.words, [(o.words, len(o.runs)) for o in lenders])
+    counted = _counted(weights)
     return Resolved(source, item.cold_log + shift,
                     sum(len(o.runs) for o, c in zip(lenders, counted, strict=True) if c),
                     all(o.workflow != item.workflow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns
 from laser_ci.training.example import Example
@@ -24,15 +25,24 @@ def load_history_index(
     latest run's workflow text. Only those latest texts are serialized. ``repo`` picks one
     repository when the folder holds several (an error otherwise).
     """
-    from laser_ci.training.examples import load_untexted
+    return read_collected(data_dir, repo, success_only=success_only)[0]
+
+
+def read_collected(
+    data_dir: str | os.PathLike[str], repo: str | None = None, *, success_only: bool = False
+) -> tuple[HistoryIndex, list[dict[str, Any]]]:
+    """:func:`load_history_index` and every row of the folder's runs file it was read from
+    (:func:`laser_ci.training.examples.load_runs`): the file read once."""
+    from laser_ci.training.examples import load_runs, load_untexted
 
     try:
-        examples, renderers = load_untexted(data_dir)
+        rows = load_runs(data_dir)
+        examples, renderers = load_untexted(data_dir, rows)
     except FileNotFoundError as exc:
         raise ValueError(f"--history {data_dir}: not a collected folder ({exc})") from exc
     except (OSError, ValueError) as exc:
         raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
-    if (wrong := _wrong_jobs(data_dir)) is not None:
+    if (wrong := _wrong_jobs(data_dir, rows)) is not None:
         raise ValueError(f"--history {data_dir}: unreadable ({wrong})")
     # each example's text, made on demand (by identity: the examples looked up below are
     # these objects, alive until the index is built)
@@ -79,7 +89,7 @@ def load_history_index(
         workflows={k: past(v) for k, v in workflows.items()},
         source=str(data_dir),
         repo=repo or (repos[0] if len(repos) == 1 else ""),
-    )
+    ), rows
 
 
 def _without_repo(data_dir: str | os.PathLike[str]) -> str:
@@ -92,17 +102,23 @@ def _without_repo(data_dir: str | os.PathLike[str]) -> str:
     return f"{path}:{line}: a run without a repository"
 
 
-def _wrong_jobs(data_dir: str | os.PathLike[str]) -> str | None:
+def _wrong_jobs(data_dir: str | os.PathLike[str], rows: list[dict[str, Any]]) -> str | None:
     """``<runs file>:<line>: jobs is not a list of jobs (...)`` for the first row whose
     ``jobs`` is there but not a list of objects (each row's jobs as GitHub listed them, or
-    none: null or left out); None when every row's are."""
+    none: null or left out); None when every row's are. ``rows``: the file's rows, read
+    already; the file is read again only to name the line of a wrong one."""
     from laser_ci.training.examples import _data_file, _numbered_rows, _short
 
+    if all(_jobs_listed(row) for row in rows):
+        return None
     path = _data_file(data_dir, "runs")
     assert path is not None
-    for n, row in _numbered_rows(path):
-        jobs = row.get("jobs")
-        if jobs is not None and not (isinstance(jobs, list)
-                                     and all(isinstance(j, dict) for j in jobs)):
-            return f"{path}:{n}: jobs is not a list of jobs ({_short(jobs)})"
-    return None
+    n, jobs = next((n, row.get("jobs")) for n, row in _numbered_rows(path)
+                   if not _jobs_listed(row))
+    return f"{path}:{n}: jobs is not a list of jobs ({_short(jobs)})"
+
+
+def _jobs_listed(row: dict[str, Any]) -> bool:
+    """Whether a runs row's ``jobs`` is left out, null or a list of objects."""
+    jobs = row.get("jobs")
+    return jobs is None or (isinstance(jobs, list) and all(isinstance(j, dict) for j in jobs))

@@ -455,10 +455,12 @@ def load_examples(
 
 
 def _read(d: Path, renderers: list[Any], with_texts: bool = True,
+          runs: list[dict[str, Any]] | None = None,
           ) -> tuple[list[Example], list[dict[str, Any]]]:
     """Every example of the folder's runs (every kind, no history, no cache), one renderer
-    each appended to ``renderers`` (:func:`examples_from_run`), and the runs."""
-    runs = load_runs(d)
+    each appended to ``renderers`` (:func:`examples_from_run`), and the runs (``runs``:
+    the folder's :func:`load_runs`, already read)."""
+    runs = load_runs(d) if runs is None else runs
     needed = {b for r in runs for b in (r.get("files") or {}).values() if b is not None}
     blobs = load_blobs(d, needed)
     _check_blobs(d, needed, blobs)
@@ -470,15 +472,16 @@ def _read(d: Path, renderers: list[Any], with_texts: bool = True,
     return examples, runs
 
 
-def load_untexted(data_dir: str | os.PathLike[str],
+def load_untexted(data_dir: str | os.PathLike[str], runs: list[dict[str, Any]] | None = None,
                   ) -> tuple[list[Example], list[Callable[[Any], str]]]:
     """The folder's examples as ``load_examples(cache=False, history=False)`` gives them, but
     with empty texts, and for each its renderer: ``renderers[i](None)`` is example ``i``'s
     text. For a reader that wants the texts of a few (``estimate --history`` reads each
     job's latest): a busy repository's runs carry a new repository profile nearly every
-    commit, so serializing every run is most of the time of reading them."""
+    commit, so serializing every run is most of the time of reading them. ``runs``: the
+    folder's :func:`load_runs`, where the caller has read them already."""
     renderers: list[Callable[[Any], str]] = []
-    examples, _runs = _read(Path(data_dir), renderers, with_texts=False)
+    examples, _runs = _read(Path(data_dir), renderers, with_texts=False, runs=runs)
     return examples, renderers
 
 
