@@ -33,7 +33,9 @@
    pooled residual, shrunk n/(n+k); its level (the median of its other workflows' median
    ln times) as a line ``a + b * (level - ln cold)`` fit on the other folds; one offset
    fit on the other folds. log-MAE each fold by the others' fit, per how many runs the
-   repository has, and the correlation of each with the run's residual.
+   repository has, and the correlation of each with the run's residual; last, how narrow
+   a band around their cold prediction can be (the other folds' q10/q90) and whether the
+   repository's own spread tells which runs are nearer.
 7. ``--similar-depth DEPTH_FOLDER``: the same choice for jobs, on the depth protocol's
    earlier window (names held out, then whole workflows): for the ``workflow`` source,
    the workflow's pooled residual (shrunk n/(n+1), the rule before), its jobs lending by
@@ -316,7 +318,7 @@ def unlike(data_dir: str, folds: int = 5) -> None:
     examples, cold = _refit_cold(data_dir, folds)
     log_t = [math.log(e.runtime_s) for e in examples]
     when = [run_time(e.created_at, e.commit_date) for e in examples]
-    rows = []  # (fold, residual, pooled residual, its n, level - ln cold)
+    rows = []  # (fold, residual, pooled residual, its n, level - ln cold, spread)
     for i, words, lenders in repository_evidence(examples, cold):
         e = examples[i]
         if e.conclusion != "success" or evidence.lent(words, lenders)[1] >= evidence.MIN_SAY:
@@ -331,9 +333,9 @@ def unlike(data_dir: str, folds: int = 5) -> None:
         pooled = [r for _w, rs in lenders for r in rs]
         mu = math.log(max(cold[i].p50, 1.0))
         rows.append((_fold(e.repo, folds), log_t[i] - mu, float(np.median(pooled)),
-                     len(pooled), level - mu))
+                     len(pooled), level - mu, float(np.median(np.abs(pooled)))))
     a = np.array(rows, dtype=float)
-    fold, res, pooled, n, gap = a.T
+    fold, res, pooled, n, gap, spread = a.T
     print(f"{len(a)} successful runs of workflows new to their repository, none of its "
           f"workflows alike (say under {evidence.MIN_SAY:g}); cold log-MAE "
           f"{np.mean(np.abs(res)):.3f}")
@@ -359,6 +361,28 @@ def unlike(data_dir: str, folds: int = 5) -> None:
     for name, s in shifts.items():
         print(f"| {name} | " + " | ".join(f"{np.mean(np.abs(res[m] - s[m])):.3f}"
                                          for _p, m in parts) + " |")
+    _unlike_band(fold, res, spread, folds)
+
+
+def _unlike_band(fold: np.ndarray, res: np.ndarray, spread: np.ndarray, folds: int) -> None:
+    """How narrow a band around the cold prediction of these runs can be: the q10 and q90
+    of the other folds' residuals (each run weighing the same), and whether the
+    repository's own spread (the median |residual| of its earlier runs of other workflows)
+    tells which runs are nearer (a rank correlation with |residual|)."""
+    from laser_ci.predictors.evidence_bands import band_offsets
+
+    inside, widths = np.zeros(len(res), dtype=bool), np.zeros(len(res))
+    for f in range(folds):
+        lo, hi = band_offsets(list(res[fold != f]))
+        inside[fold == f] = (res[fold == f] >= lo) & (res[fold == f] <= hi)
+        widths[fold == f] = math.exp(hi - lo)
+
+    def ranks(x: np.ndarray) -> np.ndarray:
+        return np.argsort(np.argsort(x)).astype(float)
+
+    print(f"a band of the other folds' residuals around cold: coverage {inside.mean():.0%}, "
+          f"median p90/p10 {np.median(widths):.1f}x; rank correlation of |residual| with "
+          f"the repository's spread {np.corrcoef(ranks(np.abs(res)), ranks(spread))[0, 1]:+.2f}")
 
 
 def pairs(examples, cold) -> None:
