@@ -43,6 +43,16 @@
    the pooled residual under ``MIN_SAY``); for the ``repository`` source, the residuals
    pooled or weighted by similarity, each job of the other workflows a lender or each
    other workflow one, every job shifted whatever its say (the rule before ``MIN_SAY``).
+8. ``--lenders GHA_FOLDER``: other ways to lend a workflow new to its repository the
+   repository's runs, cold predictions as in 4, successful runs: the similarity weighted
+   by each word's IDF over every run's words (power and prior picked on the other folds);
+   where no workflow is alike, each job of the new workflow lent by the jobs of the
+   others (each carrying its workflow's residuals, ``evidence.lent``, the mean of the
+   jobs' shifts with say over ``MIN_SAY``); or there, a LightGBM correction of the cold
+   prediction from what the repository has (its pooled residual and spread, their runs,
+   the best similarity, the say, the cold prediction), fit on the other folds' such
+   runs. log-MAE on every run and on those with no alike workflow, each against the
+   shipped rule with its paired interval.
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -52,6 +62,7 @@
     python benchmarks/new_jobs_variants.py --say ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --unlike ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --similar-depth ../shared/data/depth/iree-org+iree
+    python benchmarks/new_jobs_variants.py --lenders ../shared/data/gha-runs
 """
 
 from __future__ import annotations
@@ -385,6 +396,111 @@ def _unlike_band(fold: np.ndarray, res: np.ndarray, spread: np.ndarray, folds: i
           f"the repository's spread {np.corrcoef(ranks(np.abs(res)), ranks(spread))[0, 1]:+.2f}")
 
 
+def _job_blocks(text: str) -> list[str]:
+    """A serialized workflow's jobs, each from its ``job:`` line to the next one's."""
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("job: "):
+            blocks.append([])
+        if blocks:
+            blocks[-1].append(line)
+    return ["\n".join(b) for b in blocks] or [text]
+
+
+def other_lenders(data_dir: str, folds: int = 5) -> None:
+    """8. ``--lenders`` (module doc)."""
+    import lightgbm as lgb
+
+    from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
+    from laser_ci.predictors import evidence
+    from laser_ci.training.metrics import format_diff, paired_error_diff
+
+    examples, cold = _refit_cold(data_dir, folds)
+    text_of = {evidence.words_of(e.text): e.text for e in examples}  # a lender's words -> text
+    cases = [c for c in repository_evidence(examples, cold)
+             if examples[c[0]].conclusion == "success"]
+    res = np.array([math.log(examples[i].runtime_s) - math.log(max(cold[i].p50, 1.0))
+                    for i, _w, _l in cases])
+    fold = np.array([_fold(examples[i].repo, folds) for i, _w, _l in cases])
+    said = [evidence.lent(w, lenders) for _i, w, lenders in cases]
+    over = np.array([say >= evidence.MIN_SAY for _s, say in said])
+    shipped = np.array([s if o else 0.0 for (s, _say), o in zip(said, over, strict=True)])
+
+    # IDF-weighted Jaccard: a word every workflow has weighs nothing (df over every run's
+    # words: no labels)
+    n_docs = len(examples)
+    df: dict[str, int] = {}
+    for e in examples:
+        for word in evidence.words_of(e.text):
+            df[word] = df.get(word, 0) + 1
+
+    def idf_sim(a: frozenset[str], b: frozenset[str]) -> float:
+        def mass(ws: frozenset[str]) -> float:
+            return sum(math.log(n_docs / df.get(w, 1)) for w in ws)
+        union = mass(a | b)
+        return mass(a & b) / union if union else 0.0
+
+    sims = [[idf_sim(w, lw) for lw, _r in lenders] for _i, w, lenders in cases]
+
+    def idf_shift(k: int, power: float, prior: float) -> float:
+        weights = [s ** power * len(r) / (len(r) + 1)
+                   for s, (_lw, r) in zip(sims[k], cases[k][2], strict=True)]
+        num = sum(w * float(np.median(r)) for w, (_lw, r) in zip(weights, cases[k][2],
+                                                                 strict=True))
+        den = sum(weights)
+        return num / (den + prior) if den / (den + prior) >= evidence.MIN_SAY else 0.0
+
+    idf = np.zeros(len(cases))
+    for f in range(folds):
+        train = [k for k in range(len(cases)) if fold[k] != f]
+        best = min(((p, c) for p in POWERS for c in PRIORS), key=lambda g: float(np.mean(
+            [abs(res[k] - idf_shift(k, *g)) for k in train])))
+        for k in np.flatnonzero(fold == f):
+            idf[k] = idf_shift(int(k), *best)
+        print(f"fold {f}: IDF-weighted similarity, picked power {best[0]:g}, prior {best[1]:g}")
+
+    # each job of the new workflow lent by each job of the others (their workflow's
+    # residuals), where the workflow as a whole has no alike one
+    jobs = shipped.copy()
+    for k, (i, _w, lenders) in enumerate(cases):
+        if over[k]:
+            continue
+        lent_jobs = [(evidence.words_of(block), r) for lw, r in lenders
+                     for block in _job_blocks(text_of.get(lw, ""))]
+        got = [evidence.lent(evidence.words_of(b), lent_jobs)
+               for b in _job_blocks(examples[i].text)]
+        jobs[k] = float(np.mean([s if say >= evidence.MIN_SAY else 0.0 for s, say in got]))
+
+    # a learned correction of the cold prediction from what the repository has, fit on the
+    # other folds' runs with no alike workflow
+    feats = np.array([[float(np.median(pooled := [r for _lw, rs in lenders for r in rs])),
+                       len(pooled), float(np.median(np.abs(pooled))),
+                       math.log(max(cold[i].p50, 1.0)), max(s_k, default=0.0), say,
+                       len(lenders), len(w)]
+                      for (i, w, lenders), s_k, (_s, say) in zip(cases, sims, said, strict=True)])
+    learned = shipped.copy()
+    for f in range(folds):
+        fit, held = (fold != f) & ~over, (fold == f) & ~over
+        model = lgb.LGBMRegressor(objective="l1", n_estimators=200, learning_rate=0.03,
+                                  num_leaves=7, min_child_samples=20, verbose=-1)
+        model.fit(feats[fit], res[fit])
+        if held.any():
+            learned[held] = model.predict(feats[held])
+
+    groups = [examples[i].repo for i, _w, _l in cases]
+    print(f"| lenders | every run ({len(cases)}) | no alike workflow ({int((~over).sum())}) "
+          "| − shipped [95%] |")
+    print("|---|---:|---:|---|")
+    for name, shift in [("none (cold)", np.zeros(len(cases))),
+                        ("alike workflows, Jaccard (shipped)", shipped),
+                        ("alike workflows, IDF-weighted Jaccard", idf),
+                        ("shipped, else each job by alike jobs", jobs),
+                        ("shipped, else a learned correction (LightGBM)", learned)]:
+        err = np.abs(res - shift)
+        diff = paired_error_diff(list(err), list(np.abs(res - shipped)), groups)
+        print(f"| {name} | {err.mean():.3f} | {err[~over].mean():.3f} | {format_diff(diff)} |")
+
+
 def pairs(examples, cold) -> None:
     """How far one workflow's residual says another's, by how alike the two are: over every
     ordered pair of workflows of one repository with successful runs, the correlation of
@@ -476,6 +592,7 @@ def main() -> None:
     ap.add_argument("--similar", default=None)
     ap.add_argument("--say", default=None)
     ap.add_argument("--unlike", default=None)
+    ap.add_argument("--lenders", default=None)
     ap.add_argument("--similar-depth", action="append", default=[])
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
@@ -491,6 +608,8 @@ def main() -> None:
         say(args.say)
     if args.unlike:
         unlike(args.unlike)
+    if args.lenders:
+        other_lenders(args.lenders)
     for folder in args.similar_depth:
         similar_depth(folder, args.test_days)
 
