@@ -381,7 +381,8 @@ def test_load_history_index(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("jobs, wrong", [
     (None, False), ([], False), ([{"name": "a"}], False),
-    ("build", True), ([{"name": "a"}, 3], True), ({"name": "a"}, True),
+    ("build", True), ([{"name": "a"}, 3], True), ({"name": "a"}, True), (5, True),
+    (True, True),
 ])
 def test_a_wrong_jobs_list_names_its_line(tmp_path: Path, jobs: object, wrong: bool) -> None:
     folder = collected_folder(tmp_path)
@@ -389,9 +390,9 @@ def test_a_wrong_jobs_list_names_its_line(tmp_path: Path, jobs: object, wrong: b
         rows = [json.loads(line) for line in f]
     rows[2]["jobs"] = jobs
     with gzip.open(folder / "runs.jsonl.gz", "wt", encoding="utf-8") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    if wrong:  # the third row: line 3, as the file numbers it
-        with pytest.raises(ValueError, match=r"runs\.jsonl\.gz:3: jobs is not a list of jobs"):
+        f.writelines(json.dumps(r) + "\n\n" for r in rows)  # a blank line after each
+    if wrong:  # the third row: line 5, as the file numbers it
+        with pytest.raises(ValueError, match=r"runs\.jsonl\.gz:5: jobs is not a list of jobs"):
             load_history(folder)
     else:
         assert load_history(folder).for_job(PIPELINE, "Unit tests") is not None

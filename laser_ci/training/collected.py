@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from laser_ci.text.history import UNTIMED_ENDS, HistoryIndex, PastRuns
@@ -33,17 +36,16 @@ def read_collected(
 ) -> tuple[HistoryIndex, list[dict[str, Any]]]:
     """:func:`load_history_index` and every row of the folder's runs file it was read from
     (:func:`laser_ci.training.examples.load_runs`): the file read once."""
-    from laser_ci.training.examples import load_runs, load_untexted
+    from laser_ci.training.examples import load_untexted, numbered_runs
 
-    try:
-        rows = load_runs(data_dir)
-        examples, renderers = load_untexted(data_dir, rows)
-    except FileNotFoundError as exc:
-        raise ValueError(f"--history {data_dir}: not a collected folder ({exc})") from exc
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
-    if (wrong := _wrong_jobs(data_dir, rows)) is not None:
+    with _reading(data_dir):
+        path, numbered = numbered_runs(data_dir)
+    # before the examples are made: they iterate each row's list
+    if (wrong := _wrong_jobs(path, numbered)) is not None:
         raise ValueError(f"--history {data_dir}: unreadable ({wrong})")
+    rows = [row for _n, row in numbered]
+    with _reading(data_dir):
+        examples, renderers = load_untexted(data_dir, rows)
     # each example's text, made on demand (by identity: the examples looked up below are
     # these objects, alive until the index is built)
     text_of = {id(e): r for e, r in zip(examples, renderers, strict=True)}
@@ -92,6 +94,17 @@ def read_collected(
     ), rows
 
 
+@contextmanager
+def _reading(data_dir: str | os.PathLike[str]) -> Iterator[None]:
+    """A folder without its files, or one that cannot be read, as one ``--history`` error."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        raise ValueError(f"--history {data_dir}: not a collected folder ({exc})") from exc
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--history {data_dir}: unreadable ({exc})") from exc
+
+
 def _without_repo(data_dir: str | os.PathLike[str]) -> str:
     """``<runs file>:<line>: a run without a repository``, of the first such row."""
     from laser_ci.training.examples import _data_file, _numbered_rows
@@ -102,20 +115,16 @@ def _without_repo(data_dir: str | os.PathLike[str]) -> str:
     return f"{path}:{line}: a run without a repository"
 
 
-def _wrong_jobs(data_dir: str | os.PathLike[str], rows: list[dict[str, Any]]) -> str | None:
-    """``<runs file>:<line>: jobs is not a list of jobs (...)`` for the first row whose
-    ``jobs`` is there but not a list of objects (each row's jobs as GitHub listed them, or
-    none: null or left out); None when every row's are. ``rows``: the file's rows, read
-    already; the file is read again only to name the line of a wrong one."""
-    from laser_ci.training.examples import _data_file, _numbered_rows, _short
+def _wrong_jobs(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> str | None:
+    """``<runs file>:<line>: jobs is not a list of jobs (...)`` for the first of the runs
+    file's ``rows`` (line number, row) whose ``jobs`` is there but not a list of objects
+    (each row's jobs as GitHub listed them, or none: null or left out); None when every
+    row's are."""
+    from laser_ci.training.examples import _short
 
-    if all(_jobs_listed(row) for row in rows):
-        return None
-    path = _data_file(data_dir, "runs")
-    assert path is not None
-    n, jobs = next((n, row.get("jobs")) for n, row in _numbered_rows(path)
-                   if not _jobs_listed(row))
-    return f"{path}:{n}: jobs is not a list of jobs ({_short(jobs)})"
+    n, jobs = next(((n, row.get("jobs")) for n, row in rows if not _jobs_listed(row)),
+                   (None, None))
+    return None if n is None else f"{path}:{n}: jobs is not a list of jobs ({_short(jobs)})"
 
 
 def _jobs_listed(row: dict[str, Any]) -> bool:

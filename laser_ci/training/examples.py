@@ -134,12 +134,19 @@ def reading_data(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 def load_runs(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every row of ``runs.jsonl[.gz]`` as a dict (file ``files`` map still blob ids); a
     row whose fields cannot be used is a :class:`DataError` naming its line."""
+    return [row for _n, row in numbered_runs(data_dir)[1]]
+
+
+def numbered_runs(data_dir: str | os.PathLike[str],
+                  ) -> tuple[Path, list[tuple[int, dict[str, Any]]]]:
+    """:func:`load_runs` with the file's path and each row's line number, for a reader
+    that checks more of a row and names its line."""
     path = _data_file(data_dir, "runs")
     assert path is not None
     rows = list(_numbered_rows(path))
     for n, row in rows:
         _check_run(path, n, row)
-    return [row for _n, row in rows]
+    return path, rows
 
 
 def _check_run(path: Path, n: int, row: dict[str, Any]) -> None:
