@@ -59,7 +59,15 @@ from laser_ci.sizing.advice import (
     condition_advice,
     step_condition_advice,
 )
-from laser_ci.sizing.cost import combine, cost_assumptions, cost_job, load_runner_prices, summarize
+from laser_ci.sizing.cost import (
+    MAX_RATE,
+    MAX_RUNS_PER_MONTH,
+    combine,
+    cost_assumptions,
+    cost_job,
+    load_runner_prices,
+    summarize,
+)
 from laser_ci.sizing.runners import resolve_runner
 from laser_ci.sizing.schedule import estimate_monthly_runs
 from laser_ci.sizing.usage import (
@@ -635,25 +643,58 @@ def _model_json(model_dir: str | None, paths: Sequence[str], repo_root: str | No
     info = info_of(model)
     if info is None:
         return model
-    estimated = (repository
-                 or origin_repository(root_of([_workflows_of(p) for p in paths]
-                                              or [".github/workflows"], repo_root))
-                 or os.environ.get("GITHUB_REPOSITORY") or None)
-    warning = other_repository(info, estimated)
+    warning = other_repository(info, _estimated_repository(paths, repo_root, repository))
     return {**model, "warning": warning} if warning else model
 
 
-def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, Any]) -> None:
-    """One warning line when ``--history`` gave no estimated job a run: most likely the runs
-    of another repository (or of workflows since renamed), so every job was estimated cold."""
+def _estimated_repository(paths: Sequence[str], repo_root: str | None,
+                          repository: str | None) -> str | None:
+    """The repository estimated: ``--repo``, else the checkout's origin (as
+    ``github.repository``), else ``$GITHUB_REPOSITORY``; None when none says."""
+    return (repository
+            or origin_repository(root_of([_workflows_of(p) for p in paths]
+                                         or [".github/workflows"], repo_root))
+            or os.environ.get("GITHUB_REPOSITORY") or None)
+
+
+def _history_of_another(history: HistoryIndex, estimated: str | None) -> str | None:
+    """Why ``--history`` is not used (one line's end), when its runs are of a repository
+    other than the one ``estimated``; None when they are of it or either is unknown."""
+    if not history.repo or not estimated or history.repo.lower() == estimated.lower():
+        return None
+    return (f"it holds runs of {history.repo}, not of {estimated} (the repository "
+            "estimated); estimated without it")
+
+
+def _history_unused(history: HistoryIndex, result: dict[str, Any],
+                    estimated: str | None) -> str | None:
+    """Why ``--history`` is dropped or worth a word when it gave no estimated job a run of
+    its own (one line's end); None when some job had one.
+
+    Where the repository estimated is not known, that is most likely the runs of another
+    repository (or of workflows since renamed): the caller estimates again without them
+    (another repository's runs would calibrate this one's new jobs and its monthly
+    runs). Where it is known and the runs are its own, they stay (a new workflow borrows
+    from the repository's others); the line says so only when no job borrowed either."""
     jobs = [j for wf in result["workflows"] for j in wf["jobs"]]
     if not jobs or any(j.get("history_runs") for j in jobs):
-        return
+        return None
     of = f"it holds runs of {history.repo}" if history.repo else "it holds no runs"
     paths = sorted(history.workflows)
     where = f" of {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''}" if paths else ""
-    click.echo(plain.line(f"warning: --history {history_dir}: no job estimated here has a "
-                          f"run there ({of}{where}); estimated without history"), err=True)
+    if estimated is None:
+        return f"no job estimated here has a run there ({of}{where}); estimated without history"
+    if any(j.get("history_source") for j in jobs):
+        return None
+    return (f"no job estimated here has a run there or an alike one ({of}{where}); every "
+            "job's runtime is estimated cold")
+
+
+def _finite(param: click.Parameter, value: float | None) -> float | None:
+    """``value``, or a usage error for NaN (which every range lets through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number.", param=param)
+    return value
 
 
 @click.command("estimate")
@@ -668,9 +709,11 @@ def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, A
 @click.option("--visibility", type=click.Choice(["public", "private", "internal"]),
               help="Repository visibility for runner sizes and prices (default: unknown, "
                    "priced as private and said so).")
-@click.option("--runs-per-month", type=click.FloatRange(min=0),
+@click.option("--runs-per-month", type=click.FloatRange(min=0, max=MAX_RUNS_PER_MONTH),
+              callback=lambda _c, p, v: _finite(p, v),
               help="Runs per month for the monthly cost projection.")
-@click.option("--self-hosted-rate", type=click.FloatRange(min=0), default=0.0,
+@click.option("--self-hosted-rate", type=click.FloatRange(min=0, max=MAX_RATE), default=0.0,
+              callback=lambda _c, p, v: _finite(p, v),
               show_default=True, help="USD per minute charged for self-hosted runners.")
 @click.option("--repo", "repository", metavar="OWNER/NAME",
               help="The repository, for `github.repository` in the workflows (default: the "
@@ -684,8 +727,10 @@ def _warn_if_unused(history: HistoryIndex, history_dir: str, result: dict[str, A
                    "(self-hosted, third-party) to a price in USD per minute.")
 @click.option("--history", "history_dir", type=click.Path(),
               help="A folder written by `laser-ci collect` for this repository: each job's "
-                   "earlier runs go into its prediction, and a matrix computed at run time "
-                   "is shown as the instances of its latest runs.")
+                   "earlier runs go into its prediction, a job without them borrows from "
+                   "alike ones, and a matrix computed at run time is shown as the "
+                   "instances of its latest runs. Runs of another repository than --repo "
+                   "(or the checkout's origin) are not used.")
 @click.option("--verbose", "-v", is_flag=True,
               help="Every assumption behind the costs in full (the table shows one line).")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,
@@ -704,11 +749,18 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
         if runner_prices_file is not None:
             sizing = replace(sizing, runner_prices=load_runner_prices(runner_prices_file))
         model = _model_json(model_dir, paths, repo_root, repository)
-        history = None
+        history, unused = None, None
         if history_dir is not None:
             history = load_history(history_dir)
+            estimated = _estimated_repository(paths, repo_root, repository)
+            unused = _history_of_another(history, estimated)
         result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir, sizing=sizing,
-                                history=history)
+                                history=None if unused else history)
+        if history is not None and unused is None:
+            unused = _history_unused(history, result, estimated)
+            if unused is not None and estimated is None:  # most likely another's: not used
+                result = estimate_paths(paths, repo_root=repo_root, model_dir=model_dir,
+                                        sizing=sizing)
         result["model"] = model
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         if os.environ.get("LASER_CI_DEBUG"):
@@ -722,6 +774,6 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
         where = f"{err['path']}:{err['line']}" if err["line"] else err["path"]
         click.echo(plain.line(f"error: {where}: {err['message']}"), err=True)
     click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None), verbose), nl=False)
-    if history is not None:
-        _warn_if_unused(history, history_dir or "", result)
+    if unused is not None:
+        click.echo(plain.line(f"warning: --history {history_dir}: {unused}"), err=True)
     sys.exit(1 if result["errors"] else 0)

@@ -35,6 +35,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _no_github_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nothing else names the repository estimated, the CLI takes
+    ``$GITHUB_REPOSITORY``; on a CI runner it names this project, not a test's fixture (a
+    test that wants it sets it)."""
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+
+
 class LengthPredictor:
     """A tiny deterministic predictor for tests: the runtime grows with the text length."""
 

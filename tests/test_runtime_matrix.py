@@ -248,6 +248,43 @@ def test_a_history_of_other_workflows_is_one_warning(folder, monkeypatch, tmp_pa
     used = CliRunner().invoke(estimate, [WORKFLOWS, "--repo-root", str(ROOT), "--history",
                                          str(folder)])
     assert used.exit_code == 0 and used.stderr == ""
+    # and estimated without it indeed: another repository's runs calibrate nothing here
+    cold = CliRunner().invoke(estimate, [str(other), "--format", "json"])
+    again = CliRunner().invoke(estimate, [str(other), "--history", str(folder), "--format",
+                                          "json"])
+    assert json.loads(again.stdout) == json.loads(cold.stdout)
+
+
+@pytest.mark.parametrize("named, used", [("someone/else", False), ("SAME", True)])
+def test_a_history_of_another_named_repository_is_not_used(folder, monkeypatch, tmp_path,
+                                                            named, used) -> None:
+    """--history of a repository other than the one estimated (--repo, the checkout's
+    origin): not used at all, one warning naming both; of the same repository (any case):
+    used, though no job has runs of its own: a new workflow's job borrows from its alike
+    jobs, and no warning says it was estimated without history."""
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor",
+                        lambda model_dir=None: MedianPredictor())
+    repo = load_history(folder).repo
+    named = repo.upper() if named == "SAME" else named
+    other = tmp_path / ".github" / "workflows"  # a new workflow, its job alike to ci's lint
+    other.mkdir(parents=True)
+    (other / "lint.yml").write_text(
+        "name: Lint\non: [push, pull_request]\njobs:\n  ruff:\n    runs-on: ubuntu-latest\n"
+        "    timeout-minutes: 10\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: ruff check .\n")
+    args = [str(other), "--repo", named, "--format", "json"]
+    out = CliRunner().invoke(estimate, [*args, "--history", str(folder)])
+    assert out.exit_code == 0, out.output
+    cold = json.loads(CliRunner().invoke(estimate, args).stdout)
+    sources = {j["history_source"] for w in json.loads(out.stdout)["workflows"]
+               for j in w["jobs"]}
+    if used:
+        assert out.stderr == "" and sources - {None} and json.loads(out.stdout) != cold
+    else:
+        assert out.stderr.splitlines() == [
+            f"warning: --history {folder}: it holds runs of {repo}, not of {named} (the "
+            "repository estimated); estimated without it"]
+        assert json.loads(out.stdout) == cold
 
 
 def test_names_github_would_reject_still_show_no_raw_expression() -> None:

@@ -201,6 +201,9 @@ class Totals:
         }
 
 
+MAX_RATE = 1000.0  # USD per minute: no runner costs more (GitHub's dearest, ~0.5); above, a typo
+MAX_RUNS_PER_MONTH = 1e7  # a run every quarter second
+
 _RANGE_NOTE = ("the range adds up per-job p10 and p90 costs, so it is wider than the likely "
                "range of the total")
 _UNKNOWN_NOTE = re.compile(r"\d+ job\(s\) on unknown runners are not counted")
@@ -352,10 +355,10 @@ def parse_runner_prices(raw: str | bytes, path: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for label, price in data.items():
         if isinstance(price, bool) or not isinstance(price, int | float) \
-                or not math.isfinite(price) or price < 0:
+                or not math.isfinite(price) or not 0 <= price <= MAX_RATE:
             line = data.line_of(label) if hasattr(data, "line_of") else None
             where = f"{path}:{line}" if line else str(path)
             raise ValueError(f"runner prices {where}: `{label}`: the price must be a number "
-                             f"of USD per minute, >= 0, not {price!r}")
+                             f"of USD per minute, 0 to {MAX_RATE:g}, not {price!r}")
         out[str(label).strip().lower()] = float(price)
     return out
