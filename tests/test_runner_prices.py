@@ -60,6 +60,30 @@ def test_runner_prices_file(tmp_path: Path) -> None:
         load_runner_prices(tmp_path / "bad.yml")
 
 
+@pytest.mark.parametrize("price", ["1e308", ".nan", "-1", "1001"])
+def test_a_price_out_of_range_is_one_line(tmp_path: Path, price: str) -> None:
+    (tmp_path / "p.yml").write_text(f"a: 1\nb: {price}\n")
+    with pytest.raises(ValueError, match=r"p.yml:2: `b`: the price must be a number of USD "
+                                         r"per minute, 0 to 1000"):
+        load_runner_prices(tmp_path / "p.yml")
+
+
+@pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize("option, value, ok", [
+    ("--runs-per-month", "nan", False), ("--runs-per-month", "inf", False),
+    ("--runs-per-month", "1e7", True), ("--runs-per-month", "1.1e7", False),
+    ("--self-hosted-rate", "nan", False), ("--self-hosted-rate", "1e308", False),
+    ("--self-hosted-rate", "1000", True), ("--self-hosted-rate", "-0.1", False),
+])
+def test_cli_numbers_out_of_range_are_a_usage_error(tmp_path: Path, option: str, value: str,
+                                                     ok: bool) -> None:
+    folder = _repo(tmp_path, POOLS)
+    out = CliRunner().invoke(main, ["estimate", str(folder / ".github/workflows"),
+                                    option, value])
+    assert out.exit_code == (0 if ok else 2), out.output
+    assert ok or f"Invalid value for '{option}'" in out.output
+
+
 def _repo(tmp_path: Path, text: str) -> Path:
     wf = tmp_path / ".github" / "workflows"
     wf.mkdir(parents=True)
