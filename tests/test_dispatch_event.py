@@ -4,6 +4,8 @@ a ``workflow_dispatch`` input is what the user types (its default only pre-fills
 
 from __future__ import annotations
 
+import pytest
+
 from laser_ci.workflows.model import Workflow
 from laser_ci.workflows.parse import read_workflows
 
@@ -146,6 +148,43 @@ def test_runner_chosen_by_a_label_is_priced_for_the_pull_request_run() -> None:
     full = {"pull_request": {"labels": [{"name": "ci-full"}]}}
     (wf,), _ = read_workflows({"w.yml": LABELS}, ["w.yml"], event="pull_request", payload=full)
     assert wf.jobs[0].runs_on == "macos-15-intel"  # the Action knows the run's labels
+
+
+MATRIX_LABELS = """\
+on: [push, pull_request]
+jobs:
+  build:
+    strategy:
+      matrix:
+        include:
+          - os: linux
+            runner: >-
+              ${{ !contains(github.event.pull_request.labels.*.name, 'ci-full')
+                  && github.event_name == 'pull_request' && 'ubuntu-24.04' || 'macos-15-intel' }}
+          - os: windows
+            runner: windows-2025
+    runs-on: ${{ matrix.runner }}
+    steps: [{run: echo}]
+"""
+
+
+@pytest.mark.parametrize("kw, payload, runners", [
+    ({}, None, ["ubuntu-24.04", "windows-2025"]),  # the pull request's run, without labels
+    ({"event": "pull_request"}, None, ["ubuntu-24.04", "windows-2025"]),
+    ({"event": "push"}, None, ["macos-15-intel", "windows-2025"]),
+    ({"event": "pull_request"}, {"pull_request": {"labels": [{"name": "ci-full"}]}},
+     ["macos-15-intel", "windows-2025"]),  # the Action knows the run's labels
+])
+def test_a_matrix_value_chosen_by_the_event_is_the_shown_runs(kw, payload, runners) -> None:
+    """As deno's ci: a matrix value the event decides is that of the run shown (--event's,
+    else the pull request's), as a ``runs-on`` the event decides is; not "set at run
+    time"."""
+    (wf,), errors = read_workflows({"w.yml": MATRIX_LABELS}, ["w.yml"], payload=payload, **kw)
+    assert errors == []
+    assert [j.runs_on for j in wf.jobs] == runners
+    assert [j.name for j in wf.jobs] == [f"build (linux, {runners[0]})",
+                                         "build (windows, windows-2025)"]
+    assert not any(j.dynamic_matrix or j.run_time for j in wf.jobs)
 
 
 def test_a_push_has_no_pull_request() -> None:

@@ -104,6 +104,13 @@ def triggers_of(on: Any) -> list[str]:
     return []
 
 
+def _of_event(refs: Sequence[str]) -> bool:
+    """Whether unknown ``refs`` include the run's event (``github.event_name``,
+    ``github.event.*``), which differs by trigger."""
+    return any(r.lower() == "github.event_name" or r.lower().startswith("github.event.")
+               for r in refs)
+
+
 def _line(mapping: Any, key: Any) -> int | None:
     return mapping.line_of(key) if isinstance(mapping, YDict) else None
 
@@ -329,6 +336,10 @@ class _Reader:
         if raw_matrix is not None:
             evaluated = evaluate_value(raw_matrix, before)
             matrix_refs = unknown_refs(evaluated)
+            shown_on = self.shown_event(call) if _of_event(matrix_refs) else None
+            if shown_on is not None:  # as --event's run, or the pull request's (per_event)
+                evaluated = evaluate_value(raw_matrix, self.event_context(shown_on, before, call))
+                matrix_refs = unknown_refs(evaluated)
             raw_matrix = as_written(evaluated)
             expansion = expand_matrix(raw_matrix)
             if expansion.error:
@@ -469,23 +480,14 @@ class _Reader:
         evaluated for each trigger the job runs on, a pull request's as it runs without
         labels unless its payload is known: one value when they agree; else the pull
         request run's (:func:`pick_event`) and every trigger's, by trigger."""
-        refs = [r.lower() for r in unknown_refs(value)] if not is_known(value) else []
         name = call.github.get("event_name")
-        if not any(r == "github.event_name" or r.startswith("github.event.") for r in refs) \
-                or name is None:
+        if not _of_event(unknown_refs(value) if not is_known(value) else ()) or name is None:
             return value, {}
         triggers = [name] if isinstance(name, str) else list(
             events if events is not None else call.triggers)
-        called = len(call.chain) > 1
         per: dict[str, Any] = {}
         for t in triggers:
-            inputs = ctx["inputs"] if called or t in INPUT_EVENTS else FullContext({})
-            github = {**call.github, "event_name": t}
-            if t in PULL_REQUEST_EVENTS and not call.github.get("event"):
-                github["event"] = ASSUMED_PULL_REQUEST
-            elif "event" not in call.github:
-                github["event"] = event_payload(t)
-            one = evaluate_value(written, {**ctx, "inputs": inputs, "github": github})
+            one = evaluate_value(written, self.event_context(t, ctx, call))
             if is_known(one):
                 per[t] = one
         if isinstance(name, str) or not per:
@@ -495,6 +497,29 @@ class _Reader:
             return distinct[0], {}
         pick = pick_event(tuple(per))
         return (per[pick] if pick is not None else value), per
+
+    @staticmethod
+    def event_context(trigger: str, ctx: dict[str, Any], call: _Call) -> dict[str, Any]:
+        """``ctx`` as in a run of ``trigger``: its ``github.event_name`` and ``github.event``
+        (a pull request's without labels unless the payload is known), and no ``inputs``
+        but where the trigger has them (or the workflow is called)."""
+        called = len(call.chain) > 1
+        inputs = ctx["inputs"] if called or trigger in INPUT_EVENTS else FullContext({})
+        github = {**call.github, "event_name": trigger}
+        if trigger in PULL_REQUEST_EVENTS and not call.github.get("event"):
+            github["event"] = ASSUMED_PULL_REQUEST
+        elif "event" not in call.github:
+            github["event"] = event_payload(trigger)
+        return {**ctx, "inputs": inputs, "github": github}
+
+    @staticmethod
+    def shown_event(call: _Call) -> str | None:
+        """The trigger whose run a value that differs by trigger is shown for: ``--event``'s,
+        else the pull request's (:func:`pick_event`); None where none is."""
+        name = call.github.get("event_name")
+        if name is None or isinstance(name, str):
+            return name
+        return pick_event(tuple(call.events if call.events is not None else call.triggers))
 
     def if_inputs(self, if_: Any, call: _Call) -> tuple[str, ...]:
         """The inputs a user types (``workflow_dispatch``) that decide whether the job's
