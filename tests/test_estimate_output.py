@@ -72,3 +72,15 @@ def test_runner_time_and_billed_minutes_are_named_apart(
 def test_markdown_lists_the_unreadable_files_first(tmp_path: Path, fake_predictor: object) -> None:
     md = CliRunner().invoke(main, ["estimate", str(_repo(tmp_path)), "--format", "markdown"])
     assert md.stdout.index("**Files that could not be read**") < md.stdout.index("| job |")
+
+
+def test_markdown_has_the_cost_per_run_and_month_the_table_has(
+        tmp_path: Path, fake_predictor: object) -> None:
+    repo = _repo(tmp_path)
+    args = ["estimate", str(repo), "--runs-per-month", "100"]
+    table = CliRunner().invoke(main, args).stdout
+    md = CliRunner().invoke(main, [*args, "--format", "markdown"]).stdout
+    (total,) = [x for x in table.splitlines() if x.startswith("  critical path")]
+    cost = total[total.index(" · cost "):]
+    assert " per run · $" in cost and " per month (100 runs)" in cost
+    assert f"{cost}." in md

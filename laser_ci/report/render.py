@@ -276,7 +276,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})")
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
-                   f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}.")
+                   f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}"
+                   f"{_cost_total(wf)}.")
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")
