@@ -139,6 +139,19 @@ def test_measure_returns_the_command_exit_code_and_prints_a_table() -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc (Linux)")
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="reads /proc (Linux)")
+def test_a_small_command_has_no_peak_rss_of_the_fork() -> None:
+    """getrusage keeps a child's peak with the memory it was forked with (laser-ci's own,
+    tens of MB): for a command smaller than that the figure is not the command's, so null
+    (it read 17 MB for `sleep`)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "laser_ci", "measure", "--format", "json",
+                          "--interval", "0.05", "--", "sleep", "0.2"],
+                         capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["command_rss_peak_bytes"] is None
+
+
 def test_tree_rss_sums_a_process_and_its_children() -> None:
     from laser_ci.measure.sampler import tree_rss
 

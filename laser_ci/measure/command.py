@@ -19,8 +19,20 @@ def _children_cpu_s() -> tuple[float, int]:
     import resource
 
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: kB on Linux, bytes on macOS
-    return ru.ru_utime + ru.ru_stime, int(ru.ru_maxrss) * scale
+    return ru.ru_utime + ru.ru_stime, _bytes_of(ru.ru_maxrss)
+
+
+def _own_peak() -> int:
+    """This process's peak RSS so far (bytes). A child's peak as ``getrusage`` keeps it
+    includes the resident memory it was forked with, before it ran the command: at most
+    this."""
+    import resource
+
+    return _bytes_of(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def _bytes_of(maxrss: int) -> int:
+    return int(maxrss) * (1 if sys.platform == "darwin" else 1024)  # kB on Linux
 
 
 @click.command("measure", context_settings={"ignore_unknown_options": True,
@@ -51,6 +63,7 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
                                    "measure step also runs on macOS and Windows)")
     sampler = Sampler(interval_s, disk_path=disk_path)
     cpu0, _ = _children_cpu_s()
+    forked_with = _own_peak()
     sampler.start()
     t0 = time.monotonic()
     try:
@@ -71,7 +84,9 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
     rec["exit_code"] = code if code >= 0 else 128 - code
     rec["command_cpu_s"] = round(cpu1 - cpu0, 3)
     rec["command_cpu_cores"] = round((cpu1 - cpu0) / wall, 4)
-    rec["command_rss_peak_bytes"] = rss
+    # at most the memory the command's process was forked with: getrusage cannot tell
+    # the command's own peak apart from that (null), as for `true` or `sleep`
+    rec["command_rss_peak_bytes"] = rss if rss > forked_with else None
     if fmt == "json":
         click.echo(json.dumps(rec, indent=2, sort_keys=True))
     else:

@@ -20,7 +20,8 @@ and the Action's history fetch (:func:`parse_record` keeps what is well formed).
 
 ``laser-ci measure`` adds ``command``, ``exit_code``, ``command_cpu_s`` (the CPU time of the
 command's process tree), ``command_cpu_cores`` (that over its wall time),
-``command_rss_peak_bytes`` (the largest resident set of one of its processes) and
+``command_rss_peak_bytes`` (the largest resident set of one of its processes; null where
+it is no more than what its process was forked with) and
 ``command_memory_peak_bytes`` (the peak of its process tree's resident memory, summed, as
 sampled). The Action adds ``job``, ``run_id``, ``run_attempt``, ``runner_name`` and
 ``runner_os``.
