@@ -81,6 +81,8 @@ CASES: list[tuple[str, str | bytes, int, str]] = [
     ("needs-missing", f"on: push\njobs:\n  a:\n    needs: ghost\n{JOB}", 3, "does not exist"),
     ("needs-cycle", f"on: push\njobs:\n  a:\n    needs: b\n{JOB}  b:\n    needs: a\n{JOB}", 3, "cycle"),
     ("alias-bomb", billion_laughs(), 5, "alias"),  # e: 9**5 > 50,000 nodes
+    ("many-nodes", "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n"
+     + "      - run: x\n" * 26_000, 6, "YAML has more than 50,000 nodes"),  # no alias
     ("deep-flow", deep_flow(), 2, "nests deeper"),
     ("deep-block", deep_block(), 65, "nests deeper"),
 ]

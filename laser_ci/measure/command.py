@@ -12,6 +12,7 @@ import click
 
 from laser_ci.measure.record import table
 from laser_ci.measure.sampler import Sampler
+from laser_ci.report import plain
 
 
 def _children_cpu_s() -> tuple[float, int]:
@@ -55,6 +56,7 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
     The record is the one the Action's measure step writes for a job (docs/sizing.md).
     Linux only: it reads /proc.
 
+    \b
         laser-ci measure -- make test
         laser-ci measure --format json -- pytest -x > usage.json
     """
@@ -71,7 +73,9 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
         sampler.follow = proc.pid
     except OSError as e:
         sampler.stop()
-        raise click.ClickException(f"cannot run {command[0]}: {e.strerror or e}") from None
+        click.echo(plain.line(f"laser-ci: error: cannot run {command[0]}: {e.strerror or e}"),
+                   err=True)
+        sys.exit(1)
     try:
         code = proc.wait()
     except KeyboardInterrupt:

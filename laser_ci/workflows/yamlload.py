@@ -177,12 +177,14 @@ def _check_size(root: Node) -> tuple[str, int] | None:
     memo: dict[int, tuple[int, int]] = {}  # node -> (expanded size, expanded height)
     active: set[int] = set()
     culprit: list[Node] = []  # the innermost node whose expansion went over MAX_NODES
+    aliased: list[bool] = []  # a node reached twice: through an alias
 
     def size(node: Node, depth: int) -> tuple[int, int]:
         key = id(node)
         if key in active:
             raise _Recursive(node)
         if key in memo:
+            aliased.append(True)
             total, height = memo[key]
             if depth + height > MAX_DEPTH:
                 raise _TooDeep(node)
@@ -217,6 +219,8 @@ def _check_size(root: Node) -> tuple[str, int] | None:
         return "YAML alias refers to itself (recursive structure)", _line_of(exc.args[0])
     if n > MAX_NODES:
         where = culprit[0] if culprit else root
+        if not aliased:  # a large file as written, not an expansion
+            return f"YAML has more than {MAX_NODES:,} nodes", _line_of(where)
         return (f"YAML expands to more than {MAX_NODES:,} nodes through aliases (alias bomb?)",
                 _line_of(where))
     return None
