@@ -776,4 +776,8 @@ def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root:
     click.echo(render(result, fmt, getattr(sys.stdout, "encoding", None), verbose), nl=False)
     if unused is not None:
         click.echo(plain.line(f"warning: --history {history_dir}: {unused}"), err=True)
+    if event is not None and result["workflows"] and not any(
+            event in (wf.get("triggers") or ()) for wf in result["workflows"]):
+        click.echo(plain.line(f"warning: --event {event}: no workflow estimated here has this "
+                              "trigger; each is estimated for every trigger it has"), err=True)
     sys.exit(1 if result["errors"] else 0)

@@ -186,3 +186,17 @@ def test_event_says_which_run_a_skipped_job_is_skipped_in(tmp_path: Path) -> Non
     assert "its `if:` is false on `pull_request`, the trigger estimated" in out.stdout
     out = CliRunner().invoke(main, ["estimate", str(folder)])
     assert "runs only on `push`" in out.stdout
+
+
+@pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize("event, warned", [("push", False), ("pull_request", False),
+                                           ("bogus", True), ("schedule", True)])
+def test_an_event_no_workflow_has_is_one_warning(tmp_path: Path, event: str,
+                                                 warned: bool) -> None:
+    folder = _repo(tmp_path, POOLS)  # on: [push, pull_request]
+    out = CliRunner().invoke(main, ["estimate", str(folder / ".github/workflows"),
+                                    "--event", event])
+    assert out.exit_code == 0, out.output
+    assert out.stderr.splitlines() == ([
+        f"warning: --event {event}: no workflow estimated here has this trigger; each is "
+        "estimated for every trigger it has"] if warned else [])
