@@ -236,3 +236,14 @@ def test_a_group_leaves_out_its_instances_on_retired_runners(tmp_path: Path) -> 
 def test_folded_multipliers_are_whole_numbers(messages: list[str], folded: str) -> None:
     # `1.5x` was read as the number 1 followed by `.5x`: '(1–2.5x faster)'
     assert fold_messages(messages) == folded
+
+
+@pytest.mark.parametrize("group, label", [
+    ("test (${{ matrix.os }})", "test (…)"),
+    ("${{ matrix.job }} ${{ matrix.profile }} ${{ matrix.os }}-${{ matrix.arch }}", "build"),
+    ("${{ matrix.name }}", "build"),
+    ("Unit Test / ${{ matrix.suite }}", "Unit Test / …"),
+])
+def test_a_group_whose_shared_name_is_all_matrix_values_is_named_by_its_id(group: str,
+                                                                           label: str) -> None:
+    assert Group([{"id": "build", "group": group, "name": "x"}] * 3).label == label

@@ -158,8 +158,11 @@ class Group:
 
     @property
     def label(self) -> str:
+        """The name the instances share, their matrix values hidden (``test (…)``); the job
+        id where nothing else is left of it (deno's ``build``: ``… … …-…``)."""
         first = self.jobs[0]
-        return hide_expressions(str(first.get("group") or first.get("name") or "?"))
+        shared = hide_expressions(str(first.get("group") or first.get("name") or "?"))
+        return shared if any(c.isalnum() for c in shared) else str(first.get("id") or shared)
 
     @property
     def count(self) -> int:
