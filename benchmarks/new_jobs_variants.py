@@ -50,8 +50,8 @@
    others (each carrying its workflow's residuals, ``evidence.lent``, the mean of the
    jobs' shifts with say over ``MIN_SAY``); or there, a LightGBM correction of the cold
    prediction from what the repository has (its pooled residual and spread, their runs,
-   the best similarity, the say, the cold prediction), fit on the other folds' such
-   runs. log-MAE on every run and on those with no alike workflow, each against the
+   the best IDF-weighted similarity, the say, the cold prediction, how many workflows
+   lend and how many words the new one has), fit on the other folds' such runs. log-MAE on every run and on those with no alike workflow, each against the
    shipped rule with its paired interval.
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
@@ -382,18 +382,20 @@ def _unlike_band(fold: np.ndarray, res: np.ndarray, spread: np.ndarray, folds: i
     tells which runs are nearer (a rank correlation with |residual|)."""
     from laser_ci.predictors.evidence_bands import band_offsets
 
+    from scipy.stats import spearmanr
+
     inside, widths = np.zeros(len(res), dtype=bool), np.zeros(len(res))
     for f in range(folds):
         lo, hi = band_offsets(list(res[fold != f]))
         inside[fold == f] = (res[fold == f] >= lo) & (res[fold == f] <= hi)
         widths[fold == f] = math.exp(hi - lo)
-
-    def ranks(x: np.ndarray) -> np.ndarray:
-        return np.argsort(np.argsort(x)).astype(float)
-
+        print(f"fold {f}: {int((fold == f).sum())} runs, the other folds' band "
+              f"{math.exp(hi - lo):.1f}x wide holds {inside[fold == f].mean():.0%}")
+    rho = spearmanr(np.abs(res), spread)
     print(f"a band of the other folds' residuals around cold: coverage {inside.mean():.0%}, "
           f"median p90/p10 {np.median(widths):.1f}x; rank correlation of |residual| with "
-          f"the repository's spread {np.corrcoef(ranks(np.abs(res)), ranks(spread))[0, 1]:+.2f}")
+          f"the repository's spread {rho.statistic:+.2f} (p {rho.pvalue:.2f}, runs as if "
+          "independent)")
 
 
 def _job_blocks(text: str) -> list[str]:
@@ -416,7 +418,8 @@ def other_lenders(data_dir: str, folds: int = 5) -> None:
     from laser_ci.training.metrics import format_diff, paired_error_diff
 
     examples, cold = _refit_cold(data_dir, folds)
-    text_of = {evidence.words_of(e.text): e.text for e in examples}  # a lender's words -> text
+    # a lender's text by its repository and words (repository_evidence gives its words)
+    text_of = {(e.repo, evidence.words_of(e.text)): e.text for e in examples}
     cases = [c for c in repository_evidence(examples, cold)
              if examples[c[0]].conclusion == "success"]
     res = np.array([math.log(examples[i].runtime_s) - math.log(max(cold[i].p50, 1.0))
@@ -466,7 +469,7 @@ def other_lenders(data_dir: str, folds: int = 5) -> None:
         if over[k]:
             continue
         lent_jobs = [(evidence.words_of(block), r) for lw, r in lenders
-                     for block in _job_blocks(text_of.get(lw, ""))]
+                     for block in _job_blocks(text_of.get((examples[i].repo, lw), ""))]
         got = [evidence.lent(evidence.words_of(b), lent_jobs)
                for b in _job_blocks(examples[i].text)]
         jobs[k] = float(np.mean([s if say >= evidence.MIN_SAY else 0.0 for s, say in got]))
