@@ -12,7 +12,6 @@ import click
 
 from laser_ci.measure.record import table
 from laser_ci.measure.sampler import Sampler
-from laser_ci.report import plain
 
 
 def _children_cpu_s() -> tuple[float, int]:
@@ -73,8 +72,7 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
         sampler.follow = proc.pid
     except OSError as e:
         sampler.stop()
-        click.echo(plain.line(f"laser-ci: error: cannot run {command[0]}: {e.strerror or e}"),
-                   err=True)
+        click.echo(f"laser-ci: error: cannot run {command[0]}: {e.strerror or e}", err=True)
         sys.exit(1)
     try:
         code = proc.wait()
