@@ -23,9 +23,17 @@ def _children_cpu_s() -> tuple[float, int]:
 
 
 def _own_peak() -> int:
-    """This process's peak RSS so far (bytes). A child's peak as ``getrusage`` keeps it
-    includes the resident memory it was forked with, before it ran the command: at most
-    this."""
+    """The peak resident memory of this process's address space so far (bytes, ``VmHWM``).
+    A child's peak as ``getrusage`` keeps it includes the memory it was forked with, before
+    it ran the command: at most this. (Not ``getrusage(RUSAGE_SELF)``: that keeps the peak
+    of whatever this process was forked from, a test runner's hundreds of MB.)"""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     import resource
 
     return _bytes_of(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
