@@ -51,8 +51,9 @@
    jobs' shifts with say over ``MIN_SAY``); or there, a LightGBM correction of the cold
    prediction from what the repository has (its pooled residual and spread, their runs,
    the best IDF-weighted similarity, the say, the cold prediction, how many workflows
-   lend and how many words the new one has), fit on the other folds' such runs. log-MAE on every run and on those with no alike workflow, each against the
-   shipped rule with its paired interval.
+   lend and how many words the new one has), fit on the other folds' such runs. log-MAE
+   on every run and on those with no alike workflow, each against the shipped rule with
+   its paired interval.
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -380,9 +381,9 @@ def _unlike_band(fold: np.ndarray, res: np.ndarray, spread: np.ndarray, folds: i
     of the other folds' residuals (each run weighing the same), and whether the
     repository's own spread (the median |residual| of its earlier runs of other workflows)
     tells which runs are nearer (a rank correlation with |residual|)."""
-    from laser_ci.predictors.evidence_bands import band_offsets
-
     from scipy.stats import spearmanr
+
+    from laser_ci.predictors.evidence_bands import band_offsets
 
     inside, widths = np.zeros(len(res), dtype=bool), np.zeros(len(res))
     for f in range(folds):
