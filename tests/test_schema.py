@@ -137,3 +137,13 @@ def test_real_workflows_only_true_errors() -> None:
     # etcd's dispatch input `type: int` is not one of the types GitHub documents
     assert found == [("electron+electron@97b0280ad4", "clean-src-cache.yml", 3),
                      ("etcd-io+etcd@c34dc7ee00", "antithesis-test.yml", 18)]
+
+
+def test_steps_that_are_not_a_list_is_one_error_with_its_article() -> None:
+    text = ("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps: ${{ fromJSON(x) }}\n"
+            "  b:\n    runs-on: [1, {a: 2}]\n    steps: [{run: x}]\n")
+    _wfs, errors = read_workflows({"w.yml": text}, ["w.yml"])
+    assert [(e.line, e.message.removeprefix(PREFIX)) for e in errors] == [
+        (5, "jobs.a.steps: a string, not an array"),  # the reader's own "not a list": once
+        (7, "jobs.b.runs-on[1]: an object, not a string or number or boolean"),
+    ]

@@ -635,7 +635,9 @@ class _Reader:
         if steps is None:
             return []
         if not isinstance(steps, list):
-            self.error(path, line, "`steps` is not a list")
+            if not any(e.path == path and e.line == line and "steps:" in e.message
+                       for e in self.errors):  # the schema said it already
+                self.error(path, line, "`steps` is not a list")
             return []
         out: list[Step] = []
         for raw in steps:

@@ -288,10 +288,15 @@ def _messages(error: Any) -> Iterator[tuple[list[Any], str | None, str]]:
     elif error.validator == "type":
         kinds = error.validator_value
         kinds = " or ".join(kinds) if isinstance(kinds, list) else kinds
-        yield path, None, f"{where}: a {_kind(error.instance)}, not a {kinds}"
+        yield path, None, f"{where}: {_a(_kind(error.instance))}, not {_a(kinds)}"
     else:
         text = error.message if len(error.message) <= 200 else error.message[:199] + "…"
         yield path, None, f"{where}: {text}"
+
+
+def _a(word: str) -> str:
+    """``word`` with its article: ``an array``, ``a string``."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _kind(value: Any) -> str:
