@@ -246,4 +246,11 @@ def test_folded_multipliers_are_whole_numbers(messages: list[str], folded: str) 
 ])
 def test_a_group_whose_shared_name_is_all_matrix_values_is_named_by_its_id(group: str,
                                                                            label: str) -> None:
-    assert Group([{"id": "build", "group": group, "name": "x"}] * 3).label == label
+    from laser_ci.report.diff import JobDiff
+    from laser_ci.report.tables import group_label
+
+    job = {"id": "build", "group": group, "name": "x"}
+    assert Group([job] * 3).label == label
+    # the comment and the job summary too, at head or (a removed job) at base
+    assert group_label([JobDiff("x", "unchanged", head=job)] * 3) == label
+    assert group_label([JobDiff("x", "removed", base=job)] * 3) == label

@@ -150,6 +150,13 @@ def visible_workflows(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
             if not (w.get("called_only") and set(w.get("called_by") or ()) & paths)]
 
 
+def shared_label(job: Mapping[str, Any]) -> str:
+    """The name a job's instances share, their matrix values hidden (``test (…)``); the
+    job id where nothing else is left of it (deno's ``build``: ``… … …-…``)."""
+    shared = hide_expressions(str(job.get("group") or job.get("name") or "?"))
+    return shared if any(c.isalnum() for c in shared) else str(job.get("id") or shared)
+
+
 @dataclass
 class Group:
     """The instances of one job (same ``id``), in their order."""
@@ -158,11 +165,7 @@ class Group:
 
     @property
     def label(self) -> str:
-        """The name the instances share, their matrix values hidden (``test (…)``); the job
-        id where nothing else is left of it (deno's ``build``: ``… … …-…``)."""
-        first = self.jobs[0]
-        shared = hide_expressions(str(first.get("group") or first.get("name") or "?"))
-        return shared if any(c.isalnum() for c in shared) else str(first.get("id") or shared)
+        return shared_label(self.jobs[0])
 
     @property
     def count(self) -> int:

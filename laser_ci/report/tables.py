@@ -27,10 +27,10 @@ from laser_ci.report.jobs import (
     bills,
     events_words,
     grouped,
-    hide_expressions,
     job_label,
     never_runs,
     run_time_words,
+    shared_label,
 )
 from laser_ci.report.markdown import html as _html
 from laser_ci.report.markdown import text as _md
@@ -82,7 +82,7 @@ def diff_groups(jobs: Sequence[JobDiff], detail: int) -> list[JobDiff | list[Job
 
 def group_label(members: Sequence[JobDiff]) -> str:
     first = members[0].head if members[0].head is not None else members[0].base or {}
-    return hide_expressions(str(first.get("group") or first.get("name") or "?"))
+    return shared_label(first)
 
 
 def _group_history(members: Sequence[JobDiff]) -> str:

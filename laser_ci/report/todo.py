@@ -14,7 +14,7 @@ from typing import Any
 
 from laser_ci.report.cells import plural as _plural
 from laser_ci.report.diff import JobDiff, WorkflowDiff
-from laser_ci.report.jobs import hide_expressions, job_label
+from laser_ci.report.jobs import job_label, shared_label
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import prose as _prose
 from laser_ci.report.markdown import text as _md
@@ -89,8 +89,7 @@ def worth_doing(changed: Sequence[WorkflowDiff], most: int = MOST) -> list[str]:
             jobs = list({id(jd.head): jd.head for jd, _a in pairs if jd.head is not None}.values())
             touched = any(_touched(jd) for jd, _a in pairs)
             new = all(jd.status == "new" for jd, _a in pairs)
-            label = (job_label(jobs[0]) if len(jobs) == 1
-                     else hide_expressions(str(jobs[0].get("group") or jobs[0].get("name"))))
+            label = job_label(jobs[0]) if len(jobs) == 1 else shared_label(jobs[0])
             where = f"{_md(wf.name)} / {_md(label)}"
             p90 = max((float((j.get("runtime_s") or {}).get("p90") or 0.0) for j in jobs),
                       default=0.0)
