@@ -187,6 +187,21 @@ def test_a_matrix_value_chosen_by_the_event_is_the_shown_runs(kw, payload, runne
     assert not any(j.dynamic_matrix or j.run_time for j in wf.jobs)
 
 
+def test_a_matrix_chosen_by_the_event_follows_the_jobs_if() -> None:
+    """A job that runs only on push gets push's matrix, not the pull request's (its
+    `if:` cannot read the matrix, so it is known first)."""
+    text = MATRIX_LABELS.replace("  build:\n", "  build:\n    if: github.event_name == 'push'\n")
+    wf = _read(text)
+    assert [j.runs_on for j in wf.jobs] == ["macos-15-intel", "windows-2025"]
+    assert all(j.events == ("push",) for j in wf.jobs)
+    text = MATRIX_LABELS.replace("on: [push, pull_request]", "on: [push, workflow_dispatch]")
+    assert [j.runs_on for j in _read(text).jobs] == ["macos-15-intel", "windows-2025"]  # agree
+    # push's value depends on the ref too (unknown before the run): the pull request's
+    text = MATRIX_LABELS.replace("|| 'macos-15-intel'", "|| github.ref == 'refs/heads/main' "
+                                 "&& 'macos-15-xl' || 'macos-15-intel'")
+    assert [j.runs_on for j in _read(text).jobs] == ["ubuntu-24.04", "windows-2025"]
+
+
 def test_a_push_has_no_pull_request() -> None:
     text = "on: push\njobs:\n  d:\n    if: contains(github.event.pull_request.labels.*.name, 'x')\n" \
            "    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n"

@@ -330,16 +330,22 @@ class _Reader:
                                       {"inputs": inputs})
         strategy_values = {k: _settle(evaluate_value(strategy[k], before), v)
                            for k, v in written_strategy.items()}
+        needs_raw = job.get("needs")
+        needs = [needs_raw] if isinstance(needs_raw, str) else (
+            [str(n) for n in needs_raw if isinstance(n, (str, int))]
+            if isinstance(needs_raw, list) else [])
+        events = self.job_events(job.get("if"), call, bool(needs))  # `if:` reads no matrix
         raw_matrix = strategy.get("matrix")
         shown: list[tuple[str, ...]] = []
         matrix_refs: tuple[str, ...] = ()
         if raw_matrix is not None:
             evaluated = evaluate_value(raw_matrix, before)
             matrix_refs = unknown_refs(evaluated)
-            shown_on = self.shown_event(call) if _of_event(matrix_refs) else None
-            if shown_on is not None:  # as --event's run, or the pull request's (per_event)
-                evaluated = evaluate_value(raw_matrix, self.event_context(shown_on, before, call))
-                matrix_refs = unknown_refs(evaluated)
+            if _of_event(matrix_refs) and events != ():  # as per_event shows a runs-on
+                on_shown = self.on_shown_event(raw_matrix, before, call, events)
+                if on_shown is not None:
+                    evaluated = on_shown
+                    matrix_refs = unknown_refs(evaluated)
             raw_matrix = as_written(evaluated)
             expansion = expand_matrix(raw_matrix)
             if expansion.error:
@@ -361,11 +367,6 @@ class _Reader:
             combos, known, shown = [{}], False, []
         self.budget -= size * len(combos)
 
-        needs_raw = job.get("needs")
-        needs = [needs_raw] if isinstance(needs_raw, str) else (
-            [str(n) for n in needs_raw if isinstance(n, (str, int))]
-            if isinstance(needs_raw, list) else [])
-        events = self.job_events(job.get("if"), call, bool(needs))
         if_inputs = self.if_inputs(job.get("if"), call) if events != () else ()
         # A job whose `if:` is false on every trigger is skipped before its matrix is
         # expanded: GitHub shows one check, its name as written (actions/runner#952;
@@ -512,14 +513,25 @@ class _Reader:
             github["event"] = event_payload(trigger)
         return {**ctx, "inputs": inputs, "github": github}
 
-    @staticmethod
-    def shown_event(call: _Call) -> str | None:
-        """The trigger whose run a value that differs by trigger is shown for: ``--event``'s,
-        else the pull request's (:func:`pick_event`); None where none is."""
+    def on_shown_event(self, written: Any, ctx: dict[str, Any], call: _Call,
+                       events: tuple[str, ...] | None) -> Any:
+        """A value that depends on the event (a matrix) evaluated for each trigger the job
+        runs on (``events``; --event's alone): the value they agree on, else the pull
+        request run's (:func:`pick_event`); None where the event is not known. (What it
+        depends on besides the event may stay unknown: ``github.ref`` in one entry.)"""
         name = call.github.get("event_name")
-        if name is None or isinstance(name, str):
-            return name
-        return pick_event(tuple(call.events if call.events is not None else call.triggers))
+        if name is None:
+            return None
+        triggers = [name] if isinstance(name, str) else list(
+            events if events is not None else call.triggers)
+        per = {t: one for t in triggers
+               if not _of_event(unknown_refs(
+                   one := evaluate_value(written, self.event_context(t, ctx, call))))}
+        distinct = list({repr(v): v for v in per.values()}.values())
+        if len(distinct) == 1 and len(per) == len(triggers):
+            return distinct[0]
+        pick = pick_event(tuple(per)) if not isinstance(name, str) else None
+        return per[pick] if pick is not None else None
 
     def if_inputs(self, if_: Any, call: _Call) -> tuple[str, ...]:
         """The inputs a user types (``workflow_dispatch``) that decide whether the job's
