@@ -663,7 +663,8 @@ def _history_of_another(history: HistoryIndex, estimated: str | None) -> str | N
     if not history.repo or not estimated or history.repo.lower() == estimated.lower():
         return None
     return (f"it holds runs of {history.repo}, not of {estimated} (the repository "
-            "estimated); estimated without it")
+            f"estimated); estimated without it (--repo {history.repo} if they are its runs, "
+            "as for a fork)")
 
 
 def _history_unused(history: HistoryIndex, result: dict[str, Any],
@@ -730,7 +731,7 @@ def _finite(param: click.Parameter, value: float | None) -> float | None:
                    "earlier runs go into its prediction, a job without them borrows from "
                    "alike ones, and a matrix computed at run time is shown as the "
                    "instances of its latest runs. Runs of another repository than --repo "
-                   "(or the checkout's origin) are not used.")
+                   "(else the checkout's origin, else $GITHUB_REPOSITORY) are not used.")
 @click.option("--verbose", "-v", is_flag=True,
               help="Every assumption behind the costs in full (the table shows one line).")
 def estimate(paths: tuple[str, ...], fmt: str, model_dir: str | None, repo_root: str | None,

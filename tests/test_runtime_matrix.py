@@ -283,7 +283,8 @@ def test_a_history_of_another_named_repository_is_not_used(folder, monkeypatch, 
     else:
         assert out.stderr.splitlines() == [
             f"warning: --history {folder}: it holds runs of {repo}, not of {named} (the "
-            "repository estimated); estimated without it"]
+            f"repository estimated); estimated without it (--repo {repo} if they are its "
+            "runs, as for a fork)"]
         assert json.loads(out.stdout) == cold
 
 

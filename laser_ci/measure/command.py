@@ -96,6 +96,7 @@ def measure_command(fmt: str, interval_s: float, disk_path: str | None,
     rec["command_cpu_cores"] = round((cpu1 - cpu0) / wall, 4)
     # at most the memory the command's process was forked with: getrusage cannot tell
     # the command's own peak apart from that (null), as for `true` or `sleep`
+    forked_with = max(forked_with, _own_peak())  # it may have grown before the fork
     rec["command_rss_peak_bytes"] = rss if rss > forked_with else None
     if fmt == "json":
         click.echo(json.dumps(rec, indent=2, sort_keys=True))
