@@ -255,6 +255,32 @@ def test_a_history_of_other_workflows_is_one_warning(folder, monkeypatch, tmp_pa
     assert json.loads(again.stdout) == json.loads(cold.stdout)
 
 
+def test_a_history_of_this_repository_with_nothing_alike_says_every_job_is_cold(
+        folder, monkeypatch, tmp_path) -> None:
+    """--history of the repository estimated, but no job estimated has runs there or an
+    alike job: the history stays (its runs per month), and one line says every job's
+    runtime is a cold guess."""
+    monkeypatch.setattr(laser_ci.predictors.choice, "load_predictor",
+                        lambda model_dir=None: MedianPredictor())
+    # the fixture's 50-odd jobs together outweigh the cold guess for nearly any new job
+    # (evidence.lent: many lenders add up): no say is enough here, so nothing is alike
+    monkeypatch.setattr("laser_ci.predictors.evidence.MIN_SAY", 2.0)
+    repo = load_history(folder).repo
+    other = tmp_path / ".github" / "workflows"
+    other.mkdir(parents=True)
+    (other / "pages.yml").write_text("on: push\njobs:\n  p:\n    runs-on: windows-2025\n"
+                                     "    steps: [{uses: peaceiris/actions-gh-pages@v4}]\n")
+    out = CliRunner().invoke(estimate, [str(other), "--repo", repo, "--history", str(folder),
+                                        "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert {j["history_source"] for w in json.loads(out.stdout)["workflows"]
+            for j in w["jobs"]} == {None}
+    assert out.stderr.splitlines() == [
+        f"warning: --history {folder}: no job estimated here has a run there or an alike one "
+        f"(it holds runs of {repo} of .github/workflows/ci.yml); every job's runtime is "
+        "estimated cold"]
+
+
 @pytest.mark.parametrize("named, used", [("someone/else", False), ("SAME", True)])
 def test_a_history_of_another_named_repository_is_not_used(folder, monkeypatch, tmp_path,
                                                             named, used) -> None:
