@@ -691,8 +691,9 @@ def _history_unused(history: HistoryIndex, result: dict[str, Any],
             "job's runtime is estimated cold")
 
 
-def _finite(param: click.Parameter, value: float | None) -> float | None:
-    """``value``, or a usage error for NaN (which every range lets through)."""
+def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """An option's callback: ``value``, or a usage error for NaN (which every range lets
+    through)."""
     if value is not None and not math.isfinite(value):
         raise click.BadParameter(f"{value} is not a number.", param=param)
     return value
@@ -711,10 +712,10 @@ def _finite(param: click.Parameter, value: float | None) -> float | None:
               help="Repository visibility for runner sizes and prices (default: unknown, "
                    "priced as private and said so).")
 @click.option("--runs-per-month", type=click.FloatRange(min=0, max=MAX_RUNS_PER_MONTH),
-              callback=lambda _c, p, v: _finite(p, v),
+              callback=_finite,
               help="Runs per month for the monthly cost projection.")
 @click.option("--self-hosted-rate", type=click.FloatRange(min=0, max=MAX_RATE), default=0.0,
-              callback=lambda _c, p, v: _finite(p, v),
+              callback=_finite,
               show_default=True, help="USD per minute charged for self-hosted runners.")
 @click.option("--repo", "repository", metavar="OWNER/NAME",
               help="The repository, for `github.repository` in the workflows (default: the "

@@ -30,7 +30,7 @@ Nothing here raises on bad input: problems become :class:`ReadError` entries.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +102,9 @@ def triggers_of(on: Any) -> list[str]:
     if isinstance(on, dict):
         return [str(k) for k in on]
     return []
+
+
+_UNSHOWN = object()  # by_trigger: no trigger's value is the one shown
 
 
 def _of_event(refs: Sequence[str]) -> bool:
@@ -481,23 +484,31 @@ class _Reader:
         evaluated for each trigger the job runs on, a pull request's as it runs without
         labels unless its payload is known: one value when they agree; else the pull
         request run's (:func:`pick_event`) and every trigger's, by trigger."""
-        name = call.github.get("event_name")
-        if not _of_event(unknown_refs(value) if not is_known(value) else ()) or name is None:
+        if not _of_event(unknown_refs(value) if not is_known(value) else ()) \
+                or call.github.get("event_name") is None:
             return value, {}
+        shown, per = self.by_trigger(written, ctx, call, events, is_known)
+        return (value if shown is _UNSHOWN else shown), per
+
+    def by_trigger(self, written: Any, ctx: dict[str, Any], call: _Call,
+                   events: tuple[str, ...] | None,
+                   known: Callable[[Any], bool]) -> tuple[Any, dict[str, Any]]:
+        """``written`` evaluated for each trigger the job runs on (``events``; --event's
+        alone), kept where ``known``: the value shown (the one they agree on, else the
+        pull request run's, :func:`pick_event`; :data:`_UNSHOWN` where there is none) and,
+        where they differ, each trigger's."""
+        name = call.github.get("event_name")
         triggers = [name] if isinstance(name, str) else list(
             events if events is not None else call.triggers)
-        per: dict[str, Any] = {}
-        for t in triggers:
-            one = evaluate_value(written, self.event_context(t, ctx, call))
-            if is_known(one):
-                per[t] = one
-        if isinstance(name, str) or not per:
-            return per.get(str(name), value), {}
+        per = {t: one for t in triggers
+               if known(one := evaluate_value(written, self.event_context(t, ctx, call)))}
+        if isinstance(name, str):
+            return per.get(name, _UNSHOWN), {}
         distinct = list({repr(v): v for v in per.values()}.values())
         if len(distinct) == 1 and len(per) == len(triggers):
             return distinct[0], {}
         pick = pick_event(tuple(per))
-        return (per[pick] if pick is not None else value), per
+        return (per[pick] if pick is not None else _UNSHOWN), per
 
     @staticmethod
     def event_context(trigger: str, ctx: dict[str, Any], call: _Call) -> dict[str, Any]:
@@ -515,23 +526,14 @@ class _Reader:
 
     def on_shown_event(self, written: Any, ctx: dict[str, Any], call: _Call,
                        events: tuple[str, ...] | None) -> Any:
-        """A value that depends on the event (a matrix) evaluated for each trigger the job
-        runs on (``events``; --event's alone): the value they agree on, else the pull
-        request run's (:func:`pick_event`); None where the event is not known. (What it
-        depends on besides the event may stay unknown: ``github.ref`` in one entry.)"""
-        name = call.github.get("event_name")
-        if name is None:
+        """A value that depends on the event (a matrix) as :meth:`per_event` shows a
+        ``runs-on``; None where the event is not known. What it depends on besides the
+        event may stay unknown (``github.ref`` in one entry)."""
+        if call.github.get("event_name") is None:
             return None
-        triggers = [name] if isinstance(name, str) else list(
-            events if events is not None else call.triggers)
-        per = {t: one for t in triggers
-               if not _of_event(unknown_refs(
-                   one := evaluate_value(written, self.event_context(t, ctx, call))))}
-        distinct = list({repr(v): v for v in per.values()}.values())
-        if len(distinct) == 1 and len(per) == len(triggers):
-            return distinct[0]
-        pick = pick_event(tuple(per)) if not isinstance(name, str) else None
-        return per[pick] if pick is not None else None
+        shown, _per = self.by_trigger(written, ctx, call, events,
+                                      lambda v: not _of_event(unknown_refs(v)))
+        return None if shown is _UNSHOWN else shown
 
     def if_inputs(self, if_: Any, call: _Call) -> tuple[str, ...]:
         """The inputs a user types (``workflow_dispatch``) that decide whether the job's
