@@ -534,3 +534,41 @@ def test_counted_runs_are_those_of_the_alike_lenders(others, runs) -> None:
     """``evidence_runs`` of a new workflow: the runs of the jobs weighing at least a tenth
     of the heaviest lender, not of every job of the repository's other workflows."""
     assert counted_runs(frozenset("abcde"), others) == runs
+
+
+def test_the_table_and_markdown_say_what_the_jobs_were_predicted_from(tmp_path) -> None:
+    """The CLI said "predictor: history-recent" alone, with or without history: a cold
+    guess read like a prediction from the job's runs."""
+    from laser_ci.report.render import render
+
+    root = _repo(tmp_path)
+    history = HistoryIndex(jobs={(PATH, "test (3.11)"): _runs(11.0),
+                                 (PATH, "test (3.12)"): _runs(11.2)}, workflows={})
+    warm = estimate_paths([str(root)], repo_root=str(root), history=history)
+    said = ("2 of 4 jobs from their own earlier runs, 1 new from their matrix siblings' runs, "
+            "1 new from alike jobs' runs, 0 cold")
+    lines = render(warm, "table").splitlines()
+    assert lines[-2:] == [f"history: {said}", f"predictor: {warm['predictor']}"]
+    assert f"History: {said}" in render(warm, "markdown").splitlines()
+    cold = render(estimate_paths([str(root)], repo_root=str(root)), "table").splitlines()
+    assert cold[-2].startswith("history: none used: every job is a cold guess")
+    assert "--history DIR" in cold[-2]
+
+
+@pytest.mark.parametrize(("job", "counted"), [
+    ({"history_source": "own", "history_runs": 3}, "own"),
+    ({"history_runs": 3}, "own"),  # a result from before history_source
+    ({"history_source": "own", "history_runs": 0}, "cold"),
+    ({"history_source": "own", "history_runs": True}, "cold"),
+    ({"history_source": None, "history_runs": None}, "cold"),
+    ({}, "cold"),
+    ({"history_source": "siblings", "history_runs": None, "evidence_runs": 24}, "siblings"),
+    ({"history_source": "workflow"}, "lent"),
+    ({"history_source": "repository"}, "lent"),
+    ({"history_source": "something new"}, "cold"),
+])
+def test_evidence_counts_edge_values(job, counted) -> None:
+    from laser_ci.report.jobs import evidence_counts
+
+    e = evidence_counts([job, {}])
+    assert e.jobs == 2 and getattr(e, counted) == 1 + (counted == "cold")

@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from laser_ci.report.jobs import bills, failed_runs
+from laser_ci.report.jobs import bills, failed_runs, history_runs
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import text as _md
 from laser_ci.report.render import format_duration
@@ -100,16 +100,6 @@ def _runner_text(runner: Any) -> str:
     if runner.get("guessed"):
         text += " *(guessed)*"
     return text or "–"
-
-
-def history_runs(job: Mapping[str, Any]) -> int | None:
-    """The job's own earlier runs its prediction saw (None: none): only a job predicted
-    from runs of its own is warm (``history_source`` ``own``, or a result from before the
-    field), not one predicted from its siblings' or its workflow's runs."""
-    n = job.get("history_runs")
-    if job.get("history_source", "own") != "own":
-        return None
-    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
 def evidence_cell(job: Mapping[str, Any]) -> str | None:

@@ -27,14 +27,13 @@ from laser_ci.report.assumptions import assumptions as _assumptions
 from laser_ci.report.cells import all_free, failed_words
 from laser_ci.report.cells import delta as _delta
 from laser_ci.report.cells import dur as _dur
-from laser_ci.report.cells import history_runs as _history_runs
 from laser_ci.report.cells import job_name as _job_name
 from laser_ci.report.cells import num as _num
 from laser_ci.report.cells import plural as _plural
 from laser_ci.report.cells import usd as _usd
 from laser_ci.report.context import MARKER, Context, marker_for
 from laser_ci.report.diff import JobDiff, Totals, WorkflowDiff, diff_results, totals
-from laser_ci.report.jobs import job_label, visible_workflows
+from laser_ci.report.jobs import Evidence, evidence_counts, job_label, visible_workflows
 from laser_ci.report.limits import COMMENT_LIMIT, SHORTENED, SUMMARY_LIMIT, Limit, is_shortened
 from laser_ci.report.limits import fit_detail as _fit_detail
 from laser_ci.report.markdown import code as _code
@@ -300,11 +299,10 @@ def _footer(result: Mapping[str, Any]) -> str:
     predictor = result.get("predictor")
     model = model_words(result.get("model"))
     by = f" (predictor `{predictor}`{f', model {_md(model)}' if model else ''})" if predictor else ""
-    source = (
-        "workflow files and, for warm jobs, their earlier runs"
-        if _warm_count(result)[0]
-        else "workflow files alone"
-    )
+    e = _evidence(result)
+    source = ("workflow files alone" if e.cold == e.jobs else
+              "workflow files and, for warm jobs, their earlier runs" if not e.siblings + e.lent
+              else "workflow files and the repository's earlier runs")
     fallback = _model_fallback(result.get("model"))
     return (
         f"<sub>Predicted by laser-ci{by} from the {source}, before CI runs. "
@@ -321,10 +319,9 @@ def _model_fallback(model: Any) -> str:
     return f"The shipped model predicted, not the `model` input: {_prose(str(why))}."
 
 
-def _warm_count(result: Mapping[str, Any]) -> tuple[int, int]:
-    """(warm jobs, all jobs) over the workflows of one estimate result."""
-    jobs = [j for wf in visible_workflows(result) for j in wf.get("jobs") or ()]
-    return sum(1 for j in jobs if _history_runs(j) is not None), len(jobs)
+def _evidence(result: Mapping[str, Any]) -> Evidence:
+    """What the jobs of one estimate result were predicted from."""
+    return evidence_counts([j for wf in visible_workflows(result) for j in wf.get("jobs") or ()])
 
 
 def _warm_line(result: Mapping[str, Any]) -> str:
@@ -337,25 +334,22 @@ def _warm_line(result: Mapping[str, Any]) -> str:
 
 
 def _history_line(result: Mapping[str, Any]) -> str:
-    warm, n = _warm_count(result)
-    if not n:
+    e = _evidence(result)
+    if not e.jobs:
         return ""
+    if e.cold == e.jobs:
+        return f"History: all {_plural(e.jobs, 'job')} **cold** (predicted from the workflow files alone)"
     history = result.get("history")
     branch = history.get("branch") if isinstance(history, Mapping) else None
     on = f" on {_code(str(branch))}" if branch else ""
-    jobs = [j for wf in visible_workflows(result) for j in wf.get("jobs") or ()]
     # issue 49: jobs without runs of their own, predicted from the rest of the repository's
-    siblings = sum(1 for j in jobs if j.get("history_source") == "siblings")
-    lent = sum(1 for j in jobs if j.get("history_source") in ("workflow", "repository"))
-    if warm == 0 and not lent and not siblings:
-        return f"History: all {_plural(n, 'job')} **cold** (predicted from the workflow files alone)"
-    from_siblings = (f", {siblings} new, from their matrix siblings' runs{on}"
-                     if siblings else "")
-    from_others = (f", {lent} new, calibrated by the repository's other runs{on}"
-                   if lent else "")
+    from_siblings = (f", {e.siblings} new, from their matrix siblings' runs{on}"
+                     if e.siblings else "")
+    from_others = (f", {e.lent} new, calibrated by the repository's other runs{on}"
+                   if e.lent else "")
     return (
-        f"History: **{warm} of {_plural(n, 'job')} warm** (predicted with their earlier "
-        f"runs{on}){from_siblings}{from_others}, {n - warm - siblings - lent} cold"
+        f"History: **{e.own} of {_plural(e.jobs, 'job')} warm** (predicted with their earlier "
+        f"runs{on}){from_siblings}{from_others}, {e.cold} cold"
     )
 
 

@@ -111,6 +111,48 @@ def failed_runs(job: Mapping[str, Any]) -> tuple[int, int, float] | None:
     return failed, known, float(median)
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """How many jobs were predicted from what (issue 49): their own earlier runs
+    (``own``), their matrix siblings' (``siblings``), the repository's other jobs
+    (``lent``: ``history_source`` ``workflow`` or ``repository``), or nothing of the
+    repository (``cold``)."""
+
+    own: int = 0
+    siblings: int = 0
+    lent: int = 0
+    cold: int = 0
+
+    @property
+    def jobs(self) -> int:
+        return self.own + self.siblings + self.lent + self.cold
+
+
+def evidence_counts(jobs: Sequence[Mapping[str, Any]]) -> Evidence:
+    """:class:`Evidence` of ``jobs``. A job is ``own`` only with runs of its own counted
+    (:func:`history_runs`)."""
+    own = siblings = lent = 0
+    for job in jobs:
+        source = job.get("history_source")
+        if source == "siblings":
+            siblings += 1
+        elif source in ("workflow", "repository"):
+            lent += 1
+        elif history_runs(job) is not None:
+            own += 1
+    return Evidence(own, siblings, lent, len(jobs) - own - siblings - lent)
+
+
+def history_runs(job: Mapping[str, Any]) -> int | None:
+    """The job's own earlier runs its prediction saw (None: none): only a job predicted
+    from runs of its own is warm (``history_source`` ``own``, or a result from before the
+    field), not one predicted from its siblings' or its workflow's runs."""
+    n = job.get("history_runs")
+    if job.get("history_source", "own") != "own":
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
 NEVER_RUNS_COST = "—"  # the cost cell of a job that never runs
 
 
@@ -208,8 +250,7 @@ class Group:
 
     @property
     def warm(self) -> int:
-        return sum(1 for j in self.jobs if isinstance(j.get("history_runs"), int)
-                   and j["history_runs"] > 0 and j.get("history_source", "own") == "own")
+        return sum(1 for j in self.jobs if history_runs(j) is not None)
 
 
 def _p50(job: Mapping[str, Any]) -> float | None:

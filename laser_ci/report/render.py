@@ -19,6 +19,7 @@ from laser_ci.report.jobs import (
     NEVER_RUNS_COST,
     Group,
     events_words,
+    evidence_counts,
     failed_runs,
     grouped,
     job_label,
@@ -248,11 +249,33 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
         lines.append("")
     if result.get("assumptions") and workflows:
         lines.extend(_assumption_lines(result["assumptions"], verbose))
+    history = history_words(result)
+    if history:
+        lines.append(f"history: {history}")
     lines.append(f"predictor: {result['predictor']}")
     model = model_words(result.get("model"))
     if model:
         lines.append(f"model: {model}")
     return "\n".join(_line(x) for x in lines) + "\n"
+
+
+def history_words(result: Mapping[str, Any]) -> str:
+    """What the estimated jobs' predictions came from, in words (issue 49): their own
+    earlier runs, the runs of their matrix siblings or of alike jobs, or none (a cold
+    guess, and how to give it the repository's runs); ``""`` without jobs."""
+    e = evidence_counts([j for wf in visible_workflows(result) for j in wf["jobs"]])
+    if not e.jobs:
+        return ""
+    if e.cold == e.jobs:
+        return ("none used: every job is a cold guess from its workflow file alone, its "
+                "p10-p90 band wide (`laser-ci collect`, then `--history DIR`, predicts from "
+                "the repository's runs)")
+    parts = [f"{e.own} of {e.jobs} jobs from their own earlier runs"]
+    if e.siblings:
+        parts.append(f"{e.siblings} new from their matrix siblings' runs")
+    if e.lent:
+        parts.append(f"{e.lent} new from alike jobs' runs")
+    return ", ".join(parts) + f", {e.cold} cold"
 
 
 def _md_row(job: Mapping[str, Any]) -> str:
@@ -322,6 +345,10 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.extend(f"- {_prose(a)}" for a in result["assumptions"])
         out.append("")
         out.append("</details>")
+        out.append("")
+    history = history_words(result)
+    if history:
+        out.append(f"History: {_prose(history)}")
         out.append("")
     model = model_words(result.get("model"))
     by = f" · model {_md(model)}" if model else ""

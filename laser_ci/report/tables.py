@@ -15,7 +15,6 @@ from laser_ci.report.cells import delta as _delta
 from laser_ci.report.cells import dur as _dur
 from laser_ci.report.cells import evidence_cell as _evidence_cell
 from laser_ci.report.cells import history_cell as _history_cell
-from laser_ci.report.cells import history_runs as _history_runs
 from laser_ci.report.cells import num as _num
 from laser_ci.report.cells import p50 as _p50
 from laser_ci.report.cells import plural as _plural
@@ -32,6 +31,7 @@ from laser_ci.report.jobs import (
     run_time_words,
     shared_label,
 )
+from laser_ci.report.jobs import history_runs as _history_runs
 from laser_ci.report.markdown import html as _html
 from laser_ci.report.markdown import text as _md
 
