@@ -189,6 +189,36 @@ def test_event_says_which_run_a_skipped_job_is_skipped_in(tmp_path: Path) -> Non
 
 
 @pytest.mark.usefixtures("fake_predictor")
+@pytest.mark.parametrize(("workflow", "event", "said"), [
+    ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+     "  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, steps: [{run: make}]}\n",
+     None, True),
+    ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+     "  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, steps: [{run: make}]}\n",
+     "pull_request", False),
+    ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+     "  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, steps: [{run: make}]}\n",
+     "push", False),
+    ("on: push\njobs:\n  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, "
+     "steps: [{run: make}]}\n", None, False),
+    ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n",
+     None, False),
+])
+def test_totals_of_jobs_no_one_run_has_together_say_so(tmp_path: Path, workflow: str,
+                                                      event: str | None, said: bool) -> None:
+    """Without --event, a workflow's totals add a push-only job to the pull request's
+    jobs: the table and markdown say so, and how to total one trigger's run."""
+    folder = _repo(tmp_path, workflow)
+    picked = ["--event", event] if event else []
+    table = CliRunner().invoke(main, ["estimate", str(folder), *picked])
+    assert table.exit_code == 0, table.output
+    assert ("  totals add the jobs of every trigger, which no one run has together "
+            "(`--event NAME` totals one trigger's run)" in table.stdout.splitlines()) == said
+    md = CliRunner().invoke(main, ["estimate", str(folder), "--format", "markdown", *picked])
+    assert ("The totals add the jobs of every trigger" in md.stdout) == said
+
+
+@pytest.mark.usefixtures("fake_predictor")
 @pytest.mark.parametrize("event, warned", [("push", False), ("pull_request", False),
                                            ("bogus", True), ("schedule", True)])
 def test_an_event_no_workflow_has_is_one_warning(tmp_path: Path, event: str,

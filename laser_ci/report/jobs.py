@@ -168,6 +168,14 @@ def bills(job: Mapping[str, Any]) -> bool:
     return not never_runs(job) and not (isinstance(runner, Mapping) and runner.get("retired"))
 
 
+def every_trigger(wf: Mapping[str, Any]) -> bool:
+    """Whether the workflow's totals add jobs that no one run has together: a job runs on
+    only some of its triggers (its ``if:``) and no ``--event`` chose one run."""
+    triggers = set(wf.get("triggers") or ())
+    return any(isinstance(e := j.get("runs_on_events"), list) and e and triggers - set(e)
+               for j in wf.get("jobs") or ())
+
+
 def events_words(job: Mapping[str, Any]) -> str:
     events = job.get("runs_on_events")
     if events is None:

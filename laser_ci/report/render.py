@@ -19,6 +19,7 @@ from laser_ci.report.jobs import (
     NEVER_RUNS_COST,
     Group,
     events_words,
+    every_trigger,
     evidence_counts,
     failed_runs,
     grouped,
@@ -35,6 +36,9 @@ from laser_ci.report.markdown import text as _md
 from laser_ci.report.plain import encodes as _encodes
 from laser_ci.report.plain import json_text as _json_text
 from laser_ci.report.plain import line as _line
+
+EVERY_TRIGGER = ("totals add the jobs of every trigger, which no one run has together "
+                 "(`--event NAME` totals one trigger's run)")
 
 
 def format_duration(seconds: float | None) -> str:
@@ -243,6 +247,8 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
         total = (f"  critical path {format_duration(wf['critical_path_s'])}{cycle}"
                  f" · runner time {format_duration(wf['billable_s'])}")
         lines.append(total + _billed(wf) + _cost_total(wf))
+        if every_trigger(wf):
+            lines.append(f"  {EVERY_TRIGGER}")
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")
@@ -300,7 +306,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
                    f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}"
-                   f"{_cost_total(wf)}.")
+                   f"{_cost_total(wf)}."
+                   + (f" The totals {EVERY_TRIGGER[len('totals '):]}." if every_trigger(wf) else ""))
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")
