@@ -54,6 +54,15 @@
    lend and how many words the new one has), fit on the other folds' such runs. log-MAE
    on every run and on those with no alike workflow, each against the shipped rule with
    its paired interval.
+9. ``--failed GHA_FOLDER``: the same runs, cold predictions as in 4, successful runs:
+   whether the repository's *failed* earlier runs of other workflows lend too (a workflow
+   with no successful run lends its failed runs' residuals, or every workflow lends its
+   failed runs beside its successful ones; a failed run's residual raised by an offset
+   for the time it did not run, the way and the offset picked on the other folds); then
+   the ceiling of evidence of the repository for the runs with no alike workflow: their
+   error with the median residual of their own repository's such runs subtracted (in
+   sample: more than anything observable before the run could know), and of their own
+   workflow's, and whether the cold band's width tells which runs are nearer.
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -64,6 +73,7 @@
     python benchmarks/new_jobs_variants.py --unlike ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --similar-depth ../shared/data/depth/iree-org+iree
     python benchmarks/new_jobs_variants.py --lenders ../shared/data/gha-runs
+    python benchmarks/new_jobs_variants.py --failed ../shared/data/gha-runs
 """
 
 from __future__ import annotations
@@ -505,6 +515,97 @@ def other_lenders(data_dir: str, folds: int = 5) -> None:
         print(f"| {name} | {err.mean():.3f} | {err[~over].mean():.3f} | {format_diff(diff)} |")
 
 
+def failed_lenders(data_dir: str, folds: int = 5) -> None:
+    """9. ``--failed`` (module doc)."""
+    from scipy.stats import spearmanr
+
+    from laser_ci.evaluation.new_jobs import _fold, _refit_cold, repository_evidence
+    from laser_ci.predictors import evidence
+    from laser_ci.training.history import run_time
+    from laser_ci.training.metrics import format_diff, paired_error_diff
+
+    examples, cold = _refit_cold(data_dir, folds)
+    cases = [c for c in repository_evidence(examples, cold)
+             if examples[c[0]].conclusion == "success"]
+    log_t = [math.log(e.runtime_s) for e in examples]
+    log_c = [math.log(max(c.p50, 1.0)) for c in cold]
+    when = [run_time(e.created_at, e.commit_date) for e in examples]
+    words = [evidence.words_of(e.text) for e in examples]
+    res = np.array([log_t[i] - log_c[i] for i, _w, _l in cases])
+    fold = np.array([_fold(examples[i].repo, folds) for i, _w, _l in cases])
+    said = [evidence.lent(w, lenders) for _i, w, lenders in cases]
+    over = np.array([say >= evidence.MIN_SAY for _s, say in said])
+    shipped = np.array([s if o else 0.0 for (s, _say), o in zip(said, over, strict=True)])
+    # every earlier run of the repository's other workflows, by workflow: its latest words,
+    # its successful and its failed runs' residuals
+    by_repo: dict[str, list[int]] = {}
+    for j in sorted(range(len(examples)), key=lambda j: (when[j] or -math.inf, j)):
+        by_repo.setdefault(examples[j].repo, []).append(j)
+    earlier = []
+    for i, _w, _l in cases:
+        per: dict[str, tuple[list, list, list]] = {}
+        for j in by_repo[examples[i].repo]:
+            o = examples[j]
+            if o.workflow_path != examples[i].workflow_path and (
+                    when[i] is None or (when[j] or 0) < when[i]):
+                w, ok, failed = per.setdefault(o.workflow_path, ([None], [], []))
+                w[0] = words[j]
+                (ok if o.conclusion == "success" else failed).append(log_t[j] - log_c[j])
+        earlier.append(list(per.values()))
+
+    def shift(k: int, way: str, offset: float) -> float:
+        lenders = []
+        for (w,), ok, failed in earlier[k]:
+            lifted = [r + offset for r in failed]
+            got = (ok or lifted) if way == "fill" else ok + lifted
+            if got:
+                lenders.append((w, got))
+        s, say = evidence.lent(words[cases[k][0]], lenders) if lenders else (0.0, 0.0)
+        return s if say >= evidence.MIN_SAY else 0.0
+
+    grid = [(way, off) for way in ("fill", "both") for off in (0.0, 0.3, 0.6, 1.0)]
+    table = {g: np.array([shift(k, *g) for k in range(len(cases))]) for g in grid}
+    picked = np.zeros(len(cases))
+    for f in range(folds):
+        train = fold != f
+        best = min(grid, key=lambda g: float(np.mean(np.abs(res[train] - table[g][train]))))
+        picked[fold == f] = table[best][fold == f]
+        print(f"fold {f}: picked {best[0]}, offset {best[1]:g}")
+    groups = [examples[i].repo for i, _w, _l in cases]
+    print(f"| lenders | every run ({len(cases)}) | no alike workflow ({int((~over).sum())}) "
+          "| − shipped [95%] |")
+    print("|---|---:|---:|---|")
+    rows = [("none (cold)", np.zeros(len(cases))), ("successful runs (shipped)", shipped),
+            ("failed runs too, picked on the other folds", picked)]
+    rows += [(f"failed runs too: {way}, offset {off:g} (all folds)", table[(way, off)])
+             for way, off in grid]
+    for name, s in rows:
+        err = np.abs(res - s)
+        diff = paired_error_diff(list(err), list(np.abs(res - shipped)), groups)
+        print(f"| {name} | {err.mean():.3f} | {err[~over].mean():.3f} | {format_diff(diff)} |")
+
+    # the ceiling, for the runs with no alike workflow (in sample)
+    unlike = np.flatnonzero(~over)
+    r = res[unlike]
+
+    def less_own_median(keys: list) -> float:
+        med: dict = {}
+        for key, x in zip(keys, r, strict=True):
+            med.setdefault(key, []).append(x)
+        return float(np.mean(np.abs(r - np.array([np.median(med[key]) for key in keys]))))
+
+    repo = [examples[cases[k][0]].repo for k in unlike]
+    wf = [(examples[cases[k][0]].repo, examples[cases[k][0]].workflow_path) for k in unlike]
+    width = [math.log(cold[cases[k][0]].p90 / cold[cases[k][0]].p10) for k in unlike]
+    rho = spearmanr(np.abs(r), width)
+    print(f"no alike workflow: {len(r)} runs of {len(set(wf))} workflows of {len(set(repo))} "
+          f"repositories; cold {np.mean(np.abs(r)):.3f}, less one median of them all "
+          f"{np.mean(np.abs(r - np.median(r))):.3f}, less their repository's median "
+          f"{less_own_median(repo):.3f}, less their workflow's {less_own_median(wf):.3f} (in "
+          f"sample); rank correlation of |residual| with the cold band's width "
+          f"{rho.statistic:+.2f} (p {rho.pvalue:.2f})")
+
+
 def pairs(examples, cold) -> None:
     """How far one workflow's residual says another's, by how alike the two are: over every
     ordered pair of workflows of one repository with successful runs, the correlation of
@@ -597,6 +698,7 @@ def main() -> None:
     ap.add_argument("--say", default=None)
     ap.add_argument("--unlike", default=None)
     ap.add_argument("--lenders", default=None)
+    ap.add_argument("--failed", default=None)
     ap.add_argument("--similar-depth", action="append", default=[])
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
@@ -614,6 +716,8 @@ def main() -> None:
         unlike(args.unlike)
     if args.lenders:
         other_lenders(args.lenders)
+    if args.failed:
+        failed_lenders(args.failed)
     for folder in args.similar_depth:
         similar_depth(folder, args.test_days)
 
