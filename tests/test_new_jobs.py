@@ -553,8 +553,8 @@ def test_the_table_and_markdown_say_what_the_jobs_were_predicted_from(tmp_path) 
     # the comment's footer: not "from the workflow files alone"
     assert "from the workflow files and the repository's earlier runs" in render_summary(warm)
     cold = render(estimate_paths([str(root)], repo_root=str(root)), "table").splitlines()
-    assert cold[-2].startswith("history: none used: every job is a cold guess")
-    assert "--history DIR" in cold[-2]
+    assert cold[-2] == ("history: none: cold guesses from the workflow files alone "
+                        "(laser-ci collect, then --history DIR)")
 
 
 @pytest.mark.parametrize(("job", "counted"), [

@@ -273,9 +273,7 @@ def history_words(result: Mapping[str, Any]) -> str:
     if not e.jobs:
         return ""
     if e.cold == e.jobs:
-        return ("none used: every job is a cold guess from its workflow file alone, its "
-                "p10-p90 band wide (`laser-ci collect`, then `--history DIR`, predicts from "
-                "the repository's runs)")
+        return "none: cold guesses from the workflow files alone (laser-ci collect, then --history DIR)"
     parts = [f"{e.own} of {e.jobs} jobs from their own earlier runs"]
     if e.siblings:
         parts.append(f"{e.siblings} new from their matrix siblings' runs")
