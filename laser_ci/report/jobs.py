@@ -170,7 +170,8 @@ def bills(job: Mapping[str, Any]) -> bool:
 
 def every_trigger(wf: Mapping[str, Any]) -> bool:
     """Whether the workflow's totals add jobs that no one run has together: a job runs on
-    only some of its triggers (its ``if:``) and no ``--event`` chose one run."""
+    only some of its triggers (its ``if:``). Read as the run of one trigger (``--event``,
+    the Action's event), a job lists no events: it runs in that run or never."""
     triggers = set(wf.get("triggers") or ())
     return any(isinstance(e := j.get("runs_on_events"), list) and e and triggers - set(e)
                for j in wf.get("jobs") or ())

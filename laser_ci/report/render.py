@@ -37,7 +37,8 @@ from laser_ci.report.plain import encodes as _encodes
 from laser_ci.report.plain import json_text as _json_text
 from laser_ci.report.plain import line as _line
 
-EVERY_TRIGGER = ("totals add the jobs of every trigger, which no one run has together "
+# under the totals of a workflow whose jobs run on different triggers (report.jobs.every_trigger)
+EVERY_TRIGGER = ("add the jobs of every trigger, which no one run has together "
                  "(`--event NAME` totals one trigger's run)")
 
 
@@ -248,7 +249,7 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
                  f" · runner time {format_duration(wf['billable_s'])}")
         lines.append(total + _billed(wf) + _cost_total(wf))
         if every_trigger(wf):
-            lines.append(f"  {EVERY_TRIGGER}")
+            lines.append(f"  totals {EVERY_TRIGGER}")
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")
@@ -305,7 +306,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
                    f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}"
                    f"{_cost_total(wf)}."
-                   + (f" The totals {EVERY_TRIGGER[len('totals '):]}." if every_trigger(wf) else ""))
+                   + (f" The totals {EVERY_TRIGGER}." if every_trigger(wf) else ""))
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")
