@@ -47,7 +47,7 @@ def shipped(folder: str, predictor, test_days: float, holdout: str) -> None:
 
     rows = depth_rows(folder, predictor, test_days=test_days, holdout=holdout,
                       offsets=load_offsets(), own=False)
-    for source in ("siblings", "workflow", "repository"):
+    for source in ("siblings", "workflow", "repository", "same"):
         sub = [r for r in rows if r.source == source and r.success]
         if sub:
             s = summarize(sub)
@@ -89,7 +89,7 @@ def main() -> None:
         """``repo``: the depth folder's (its rows are grouped by job name); else each
         row's group, the repository of a shared run."""
         for r in rows:
-            if r.success and r.source in ("siblings", "workflow", "repository"):
+            if r.success and r.source in ("siblings", "workflow", "repository", "same"):
                 residuals.setdefault(r.source, {}).setdefault(repo or r.group, []).append(
                     math.log(r.truth) - math.log(max(r.pred[1], 1.0)))
 

@@ -63,6 +63,13 @@
    error with the median residual of their own repository's such runs subtracted (in
    sample: more than anything observable before the run could know), and of their own
    workflow's, and whether the cold band's width tells which runs are nearer.
+10. ``--same DEPTH_FOLDER``: a job with no runs under its own name that has those of the
+   same job under another name (a reusable workflow's job run on its own and called,
+   ``laser_ci.workflows.same_job``), on the depth protocol (names held out, then whole
+   workflows): every held-out job's successful runs predicted with those runs taken as its
+   own, against the rule before (the closest evidence of the other jobs), on the earlier
+   window (the choice) and the later one; log-MAE, paired by run (95% interval by job
+   name), over every held-out job and over those that have such runs.
 
     python benchmarks/new_jobs_variants.py --own ../shared/data/depth/iree-org+iree \
         --own ../shared/data/depth/autowarefoundation+autoware
@@ -74,6 +81,7 @@
     python benchmarks/new_jobs_variants.py --similar-depth ../shared/data/depth/iree-org+iree
     python benchmarks/new_jobs_variants.py --lenders ../shared/data/gha-runs
     python benchmarks/new_jobs_variants.py --failed ../shared/data/gha-runs
+    python benchmarks/new_jobs_variants.py --same ../shared/data/depth/iree-org+iree
 """
 
 from __future__ import annotations
@@ -606,6 +614,43 @@ def failed_lenders(data_dir: str, folds: int = 5) -> None:
           f"{rho.statistic:+.2f} (p {rho.pvalue:.2f})")
 
 
+def same_job(folder: str, test_days: float) -> None:
+    """10. ``--same`` (module doc)."""
+    from unittest import mock
+
+    from laser_ci.evaluation.new_jobs import depth_rows
+    from laser_ci.predictors.choice import load_predictor
+    from laser_ci.training.metrics import format_diff, paired_log_mae_diff
+
+    predictor = load_predictor(None)
+    before = mock.patch("laser_ci.estimate._same_job_history",
+                        lambda pairs, history: (history, [None] * len(pairs)))
+    print("| holdout | window | runs | with the same job's runs | before | Δ [95%] "
+          "| of them, with such runs | with | before | Δ [95%] |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---|")
+    for holdout in ("names", "workflows"):
+        for window, shift in (("earlier", test_days), ("later", 0.0)):
+            kw = {"test_days": test_days, "shift_days": shift, "holdout": holdout,
+                  "offsets": {}, "own": False}
+            new = [r for r in depth_rows(folder, predictor, **kw) if r.success]
+            with before:
+                old = [r for r in depth_rows(folder, predictor, **kw) if r.success]
+            assert [(r.group, r.truth) for r in new] == [(r.group, r.truth) for r in old]
+            same = [k for k, r in enumerate(new) if r.source == "same"]
+
+            def figures(idx: list[int], new=new, old=old) -> str:
+                a, b = [new[k] for k in idx], [old[k] for k in idx]
+                truth, groups = [r.truth for r in a], [r.group for r in a]
+                mae = [float(np.mean([abs(math.log(r.truth) - math.log(max(r.pred[1], 1.0)))
+                                      for r in rows])) for rows in (a, b)]
+                diff = paired_log_mae_diff([r.pred[1] for r in a], [r.pred[1] for r in b],
+                                           truth, groups)
+                return f"{mae[0]:.3f} | {mae[1]:.3f} | {format_diff(diff)}"
+
+            print(f"| {holdout} | {window} | {len(new):,} | {figures(list(range(len(new))))} "
+                  f"| {len(same):,} | {figures(same) if same else '– | – | –'} |")
+
+
 def pairs(examples, cold) -> None:
     """How far one workflow's residual says another's, by how alike the two are: over every
     ordered pair of workflows of one repository with successful runs, the correlation of
@@ -699,6 +744,7 @@ def main() -> None:
     ap.add_argument("--unlike", default=None)
     ap.add_argument("--lenders", default=None)
     ap.add_argument("--failed", default=None)
+    ap.add_argument("--same", action="append", default=[])
     ap.add_argument("--similar-depth", action="append", default=[])
     ap.add_argument("--test-days", type=float, default=3.0)
     args = ap.parse_args()
@@ -718,6 +764,8 @@ def main() -> None:
         other_lenders(args.lenders)
     if args.failed:
         failed_lenders(args.failed)
+    for folder in args.same:
+        same_job(folder, args.test_days)
     for folder in args.similar_depth:
         similar_depth(folder, args.test_days)
 

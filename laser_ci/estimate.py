@@ -12,13 +12,18 @@ The result is a plain JSON-able dict (documented in the README, stable)::
                               "dynamic_matrix", "expanded", "run_time", "runs_on_events",
                               "runs_on_by_event", "if_inputs", "skipped_after", "needs",
                               "timeout_minutes", "remote_workflow", "called_workflow",
+                              "called_as",
                               "runtime_s": {"p10", "p50", "p90"}, "history_runs",
                               "history_source", ...sizing fields}],
                     "critical_path_s", "billable_s", ...}],
-     "errors": [{"path", "line", "message"}]}
+     "errors": [{"path", "line", "message"}],
+     "event": the trigger whose run each workflow that has it is read as (--event), or null}
 
-History for a job is matched by its exact display name (``history_source: "own"``); with
-successful runs of its own it is predicted from them (:mod:`laser_ci.predictors.own_runs`;
+History for a job is matched by its exact display name (``history_source: "own"``); a job
+with none under its own name has the runs of the same job run another way, if any
+(:mod:`laser_ci.workflows.same_job`: a reusable workflow's job run on its own or called
+from another workflow; ``history_as``: the ``path`` and ``name`` its runs are under, else
+null). With successful runs of its own it is predicted from them (:mod:`laser_ci.predictors.own_runs`;
 the predictor is not asked about it), else by the predictor from its history block. A job
 without runs of its own is predicted from the closest evidence the repository has
 (:mod:`laser_ci.predictors.evidence`): the other instances of its matrix (``siblings``,
@@ -149,6 +154,7 @@ def _job_json(job: JobInstance, runtime: Runtime) -> dict[str, Any]:
         "timeout_minutes": _json_value(job.timeout_minutes),
         "remote_workflow": job.remote_workflow,
         "called_workflow": job.called_workflow,
+        "called_as": job.called_as,
         "runtime_s": runtime.to_json(),
         "definition": _definition(job),
     }  # + "history_runs": earlier runs the prediction saw (None: cold start), "history_source"
@@ -290,6 +296,35 @@ def _past_of(job: JobInstance, wf: Workflow, history: HistoryIndex | None) -> Pa
     return past if past is not None and past.runtimes else None
 
 
+def _same_job_history(pairs: Sequence[tuple[JobInstance, Workflow]],
+                      history: HistoryIndex | None,
+                      ) -> tuple[HistoryIndex | None, list[tuple[str, str] | None]]:
+    """``history`` where each job with no timed runs under its own name has those of the
+    same job run another way (:func:`laser_ci.workflows.same_job.same_jobs`; of the one
+    with the most timed runs); and for each job, the (path, name) its runs were taken from
+    (None: its own, or none)."""
+    from laser_ci.workflows.same_job import same_jobs
+
+    if history is None:
+        return history, [None] * len(pairs)
+    taken: dict[tuple[str, str], tuple[str, str]] = {}  # (path, name) -> whose runs
+    jobs: dict[tuple[str, str], PastRuns] | None = None
+    for (job, wf), others in zip(pairs, same_jobs(pairs), strict=True):
+        if not others or _past_of(job, wf, history) is not None:
+            continue
+        timed = [(len(past.runtimes), -m, (pairs[m][1].path, pairs[m][0].name), past)
+                 for m in others if (past := _past_of(*pairs[m], history)) is not None]
+        if timed:
+            *_, key, past = max(timed, key=lambda t: t[:2])
+            jobs = dict(history.jobs) if jobs is None else jobs
+            jobs[(wf.path, job.name)] = past
+            taken[(wf.path, job.name)] = key
+    if jobs is None:
+        return history, [None] * len(pairs)
+    return (dataclasses.replace(history, jobs=jobs),
+            [taken.get((wf.path, job.name)) for job, wf in pairs])
+
+
 def _with_evidence(pairs: Sequence[tuple[JobInstance, Workflow]], cold: Sequence[str],
                    runtimes: list[Runtime], warm: list[tuple[int | None, str | None,
                                                              Failures | None]],
@@ -357,19 +392,23 @@ def _predicted_usage(pairs: Sequence[tuple[JobInstance, Workflow]], texts: Seque
 def _own_rule(pairs: Sequence[tuple[JobInstance, Workflow]],
               warm: Sequence[tuple[int | None, str | None, Failures | None]],
               history: HistoryIndex | None, offsets: dict[str, tuple[float, float]],
+              runs_as: Sequence[tuple[str, str] | None],
               runtimes: Sequence[Runtime] | None = None) -> dict[int, Runtime]:
     """The runtime of each job with successful runs of its own predicted from them
     (:func:`laser_ci.predictors.own_runs.own_runtime`: the median of the latest half of
-    them, at least 3 and at most 100, with the band calibrated for its history size), by
-    index. Without ``runtimes`` (the predictor's, not computed yet: for these jobs it
-    would be replaced) only the jobs whose history size has a calibrated band; with them,
-    every one, the others keeping their predicted band's width."""
+    them, at least 3 and at most 100, with the band calibrated for its history size; for
+    the runs of the same job under another name, ``runs_as``, the band calibrated for
+    those, ``same``), by index. Without ``runtimes`` (the predictor's, not computed yet:
+    for these jobs it would be replaced) only the jobs whose history size has a calibrated
+    band; with them, every one, the others keeping their predicted band's width."""
     from laser_ci.predictors.own_runs import own_runtime
 
+    same = {"own": offsets["same"]} if "same" in offsets else offsets
     ruled: dict[int, Runtime] = {}
     for k, ((job, wf), (_n, source, _f)) in enumerate(zip(pairs, warm, strict=True)):
         if source == "own":
-            got = own_runtime(_past_of(job, wf, history), offsets,
+            got = own_runtime(_past_of(job, wf, history),
+                              offsets if runs_as[k] is None else same,
                               runtimes[k] if runtimes is not None else None)
             if got is not None:
                 ruled[k] = got[0]
@@ -416,18 +455,20 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
     for wf in workflows:  # a job on a runner GitHub retired fails before it starts: so
         skip_after(wf.jobs, _retired_jobs(wf, opts))  # do the jobs that need it
     pairs = [(job, wf) for wf in workflows for job in wf.jobs]
+    history, runs_as = _same_job_history(pairs, history)
     prepared = [_job_text_from(job, wf, profile, history) for job, wf in pairs]
     texts = [t for t, *_ in prepared]
     warm = [(n, source, failures) for _t, _c, n, source, failures in prepared]
     ruled: dict[int, Runtime] = {}  # the jobs their own runs predict: the model is not asked
     if own_runs and any(source == "own" for _n, source, _f in warm):
         offsets = _bands(offsets)
-        ruled = _own_rule(pairs, warm, history, offsets)
+        ruled = _own_rule(pairs, warm, history, offsets, runs_as)
     asked = [k for k in range(len(texts)) if k not in ruled]
     got = iter(predictor.predict([texts[k] for k in asked]) if asked else [])
     runtimes = [ruled[k] if k in ruled else next(got) for k in range(len(texts))]
     if own_runs and len(ruled) < sum(source == "own" for _n, source, _f in warm):
-        for k, rt in _own_rule(pairs, warm, history, _bands(offsets), runtimes).items():
+        for k, rt in _own_rule(pairs, warm, history, _bands(offsets), runs_as,
+                               runtimes).items():
             runtimes[k] = rt
     evidence = _with_evidence(pairs, [c for _t, c, *_ in prepared], runtimes, warm,
                                    predictor, history, offsets)
@@ -466,6 +507,8 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
                                      else others.predict_on(k, job, wf, None), opts,
                                      source, usage, monthly)
             jobs.append({**_job_json(job, runtime), "history_runs": n, "history_source": source,
+                         "history_as": (None if runs_as[k] is None or source != "own" else
+                                        {"path": runs_as[k][0], "name": runs_as[k][1]}),
                          "evidence_runs": None if evidence[k] is None else evidence[k].runs,
                          "evidence_elsewhere": (None if evidence[k] is None
                                                 else evidence[k].elsewhere),
@@ -509,6 +552,7 @@ def estimate_workflows(workflows: Sequence[Workflow], errors: Sequence[ReadError
         "assumptions": cost_assumptions(opts.visibility, opts.self_hosted_rate)
         + ([] if others is not None else [SIZES_NOT_PREDICTED]),
         "errors": [e.to_json() for e in errors],
+        "event": opts.event,
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from laser_ci.cli import main
@@ -84,3 +85,47 @@ def test_markdown_has_the_cost_per_run_and_month_the_table_has(
     cost = total[total.index(" · cost "):]
     assert " per run · $" in cost and " per month (100 runs)" in cost
     assert f"{cost}." in md
+
+
+@pytest.mark.parametrize(("text", "width", "shown"), [
+    ("short", 60, "short"),
+    ("x" * 60, 60, "x" * 60),
+    ("a" * 40 + "b" * 21, 60, "a" * 40 + "…" + "b" * 19),
+    ("abcdef", 4, "ab…f"),
+    ("abcdef", 2, "a…"),
+    ("abcdef", 1, "…"),
+])
+def test_cut_edge_values(text: str, width: int, shown: str) -> None:
+    from laser_ci.report.render import _cut
+
+    assert _cut(text, width) == shown and len(shown) <= width
+
+
+LONG = """name: Long
+on: push
+jobs:
+  it:
+    name: Linux Integration (${{ matrix.runtime }}, ${{ matrix.os }}, ${{ matrix.cgroup }})
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        runtime: [io.containerd.runc.v2]
+        os: [ubuntu-22.04-with-a-long-image-name]
+        cgroup: [cgroupfs, systemd]
+    steps:
+      - run: make integration
+"""
+
+
+def test_long_names_keep_the_end_that_tells_instances_apart(tmp_path: Path,
+                                                            fake_predictor: object) -> None:
+    """containerd's instances were cut after 59 characters, before the cgroup that is all
+    that differs: six rows read the same."""
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "long.yml").write_text(LONG)
+    out = CliRunner().invoke(main, ["estimate", str(tmp_path)]).stdout
+    rows = [line.split("  ")[1] for line in out.splitlines()
+            if line.startswith("  Linux Integration")]
+    assert len(rows) == 2 and len(set(rows)) == 2, rows
+    assert rows[0].endswith("cgroupfs)") and rows[1].endswith("systemd)") and "…" in rows[0]

@@ -219,6 +219,19 @@ def test_totals_of_jobs_no_one_run_has_together_say_so(tmp_path: Path, workflow:
 
 
 @pytest.mark.usefixtures("fake_predictor")
+def test_totals_of_a_workflow_without_the_event_asked_say_it_lacks_it(tmp_path: Path) -> None:
+    """--event pull_request, and a scheduled workflow whose jobs differ by trigger: the line
+    said to pass --event, which the user had."""
+    folder = _repo(tmp_path, "on: [schedule, workflow_dispatch]\njobs:\n"
+                             "  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+                             "  d: {if: github.event_name == 'schedule', runs-on: ubuntu-latest, "
+                             "steps: [{run: make}]}\n")
+    out = CliRunner().invoke(main, ["estimate", str(folder), "--event", "pull_request"])
+    assert ("  totals add the jobs of every trigger, which no one run has together (it has no "
+            "`pull_request` trigger)") in out.stdout.splitlines()
+
+
+@pytest.mark.usefixtures("fake_predictor")
 @pytest.mark.parametrize("event, warned", [("push", False), ("pull_request", False),
                                            ("bogus", True), ("schedule", True)])
 def test_an_event_no_workflow_has_is_one_warning(tmp_path: Path, event: str,

@@ -147,3 +147,21 @@ def test_steps_that_are_not_a_list_is_one_error_with_its_article() -> None:
         (5, "jobs.a.steps: a string, not an array"),  # the reader's own "not a list": once
         (7, "jobs.b.runs-on[1]: an object, not a string or number or boolean"),
     ]
+
+
+def test_an_estimated_file_with_an_error_points_to_it(tmp_path: Path,
+                                                      fake_predictor: object) -> None:
+    """A file GitHub refuses is estimated all the same, its error line first: its block
+    said nothing of it."""
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "bad.yml").write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+                                    "    timeout: 5\n    steps: [{run: x}]\n")
+    (folder / "good.yml").write_text("on: push\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: x}]}\n")
+    table = CliRunner().invoke(main, ["estimate", str(tmp_path)])
+    assert table.exit_code == 1
+    lines = table.stdout.splitlines()
+    assert ".github/workflows/bad.yml  (.github/workflows/bad.yml)  (see its error above)" in lines
+    assert ".github/workflows/good.yml  (.github/workflows/good.yml)" in lines
+    md = CliRunner().invoke(main, ["estimate", str(tmp_path), "--format", "markdown"]).stdout
+    assert "### .github/workflows/bad.yml (`.github/workflows/bad.yml`) (see its error above)" in md

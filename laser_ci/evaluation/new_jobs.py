@@ -20,11 +20,12 @@ the repository's kept):
   held out of the history in groups (``holdout="names"``: their siblings and workflow
   known) or whole workflows (``holdout="workflows"``), and every held-out job goes through
   :func:`laser_ci.estimate.estimate_workflows`, as ``estimate --history`` does: its
-  ``history_source`` names the subset. Bands are calibrated on an earlier window (the same
-  protocol one ``test_days`` earlier) and scored on the later one. Jobs with history are
-  scored too (``own``): the estimate's p50 (from their own runs,
-  :mod:`laser_ci.predictors.own_runs`) against the median of their earlier successful
-  runs, the band per history size calibrated on the earlier window.
+  ``history_source`` names the subset (``same``: a held-out job that has the runs of the
+  same job under another name, :mod:`laser_ci.workflows.same_job`). Bands are calibrated
+  on an earlier window (the same protocol one ``test_days`` earlier) and scored on the
+  later one. Jobs with history are scored too (``own``): the estimate's p50 (from their
+  own runs, :mod:`laser_ci.predictors.own_runs`) against the median of their earlier
+  successful runs, the band per history size calibrated on the earlier window.
 
 ``benchmarks/new_jobs.py`` prints the tables and writes the shipped bands.
 """
@@ -50,7 +51,9 @@ from laser_ci.predictors.evidence_bands import band_offsets
 from laser_ci.training.metrics import coverage, log_mae, paired_log_mae_diff, width_ratio
 
 SUBSETS = {"siblings": "new instance", "workflow": "new job",
-           "repository": "new workflow, alike jobs ran", "own": "jobs with history"}
+           "repository": "new workflow, alike jobs ran",
+           "same": "held out, the same job's runs under another name",
+           "own": "jobs with history"}
 GHA_HELD = "new workflow in a known repository, alike or not"  # the shared runs' "held" row
 DAY = 86400.0
 
@@ -318,7 +321,9 @@ def depth_rows(folder: str | os.PathLike[str], predictor: Predictor, *, test_day
                 rt = job["runtime_s"]
                 source = job.get("history_source")
                 base, n = None, 0
-                if source == "own":
+                if source == "own" and job.get("history_as"):  # held out: not its own runs
+                    source, n = "same", int(job.get("history_runs") or 0)
+                elif source == "own":
                     typical = typical_runs(hist.for_job(*key), window=10**9)
                     base = float(np.median(typical)) if typical else None
                     n = len(typical)

@@ -3,11 +3,14 @@
 ``evidence_bands.json`` in a baselines folder (``model/baselines/``)::
 
     {"offsets": {"siblings": [lo, hi], "workflow": [lo, hi], "repository": [lo, hi],
+                 "same": [lo, hi],
                  "own": [lo, hi], "own/1": [lo, hi], "own/3": ..., ...},
      "info": {"<source>": {"n": ..., "from": "..."}, "command": "..."}}
 
-(``own`` and ``own/<least runs>``: the band of a job's own runs per history size,
-:mod:`laser_ci.predictors.own_runs`, written by ``benchmarks/own_runs.py --write-bands``.)
+(``same``: the band of a job predicted from the runs of the same job under another name,
+:mod:`laser_ci.workflows.same_job`; ``own`` and ``own/<least runs>``: the band of a job's
+own runs per history size, :mod:`laser_ci.predictors.own_runs`, written by
+``benchmarks/own_runs.py --write-bands``.)
 
 ``lo`` and ``hi`` are log-space quantiles (0.1 and 0.9) of ``ln truth - ln p50`` of that
 source's predictions on data the method was not fit on (``benchmarks/new_jobs.py
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 
 FILE = "evidence_bands.json"
-SOURCES = ("siblings", "workflow", "repository")
+SOURCES = ("siblings", "workflow", "repository", "same")
 
 
 def band_offsets(residuals: Any, lo: float = 0.1, hi: float = 0.9,

@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from laser_ci.report.jobs import bills, failed_runs, history_runs
+from laser_ci.report.jobs import bills, failed_runs, history_runs, runs_as
 from laser_ci.report.markdown import code as _code
 from laser_ci.report.markdown import text as _md
 from laser_ci.report.render import format_duration
@@ -126,7 +126,11 @@ def history_cell(job: Mapping[str, Any]) -> str:
     if lent is not None:
         return lent
     n = history_runs(job)
-    return "cold" if n is None else f"warm ({plural(n, 'run')}{failed_words(job, n)})"
+    if n is None:
+        return "cold"
+    taken = runs_as(job)
+    how = f", as {taken[1]}" if taken else ""
+    return f"warm ({plural(n, 'run')}{how}{failed_words(job, n)})"
 
 
 def failed_words(job: Mapping[str, Any], runs: int) -> str:

@@ -153,6 +153,19 @@ def history_runs(job: Mapping[str, Any]) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
+def runs_as(job: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Where the job's own runs were taken from when they are not under its own name
+    (``history_as``, :mod:`laser_ci.workflows.same_job`): the run's name, and ``called
+    from PATH`` or ``run on its own``; None otherwise."""
+    taken = job.get("history_as")
+    if not isinstance(taken, Mapping) or history_runs(job) is None:
+        return None
+    path, name = str(taken.get("path") or ""), str(taken.get("name") or "")
+    defined = job.get("called_workflow")
+    how = "run on its own" if defined and path == defined else f"called from {code(path)}"
+    return name, how
+
+
 NEVER_RUNS_COST = "—"  # the cost cell of a job that never runs
 
 

@@ -27,6 +27,7 @@ from laser_ci.report.jobs import (
     never_runs,
     run_time_words,
     runner_label,
+    runs_as,
     visible_workflows,
 )
 from laser_ci.report.markdown import code as _code
@@ -37,9 +38,16 @@ from laser_ci.report.plain import encodes as _encodes
 from laser_ci.report.plain import json_text as _json_text
 from laser_ci.report.plain import line as _line
 
-# under the totals of a workflow whose jobs run on different triggers (report.jobs.every_trigger)
-EVERY_TRIGGER = ("add the jobs of every trigger, which no one run has together "
-                 "(`--event NAME` totals one trigger's run)")
+
+def _every_trigger(result: Mapping[str, Any], wf: Mapping[str, Any]) -> str:
+    """What follows "totals" under a workflow whose jobs run on different triggers
+    (:func:`laser_ci.report.jobs.every_trigger`); ``""`` for the others."""
+    if not every_trigger(wf):
+        return ""
+    event = result.get("event")
+    why = (f"it has no {_code(str(event))} trigger" if isinstance(event, str) and event
+           else "`--event NAME` totals one trigger's run")
+    return f"add the jobs of every trigger, which no one run has together ({why})"
 
 
 def format_duration(seconds: float | None) -> str:
@@ -67,6 +75,9 @@ def _job_note(job: Mapping[str, Any]) -> str:
             notes.append(words)
     elif job.get("dynamic_matrix"):
         notes.append("dynamic matrix: expanded at run time, shown as one job")
+    taken = runs_as(job)
+    if taken is not None:
+        notes.append(f"its runs are those of {_code(taken[0])}, the same job {taken[1]}")
     failed = failed_runs(job)
     if failed is not None:
         n, known, median = failed
@@ -82,6 +93,9 @@ def _job_note(job: Mapping[str, Any]) -> str:
     events = events_words(job)
     if events:
         notes.append(events)
+    if job.get("called_as") and job.get("called_workflow"):
+        notes.append(f"read from this checkout's {_code(str(job['called_workflow']))}; GitHub "
+                     f"reads it at the ref the call names ({_code(str(job['called_as']))})")
     if job.get("remote_workflow") and job.get("expanded"):
         notes.append("a job of a remote reusable workflow, named as in its latest runs")
     elif job.get("remote_workflow"):
@@ -102,7 +116,8 @@ def _job_note(job: Mapping[str, Any]) -> str:
             and not never_runs(job):
         notes.append(reason)
     elif (isinstance(runner, Mapping) and runner.get("kind") == "unknown" and reason
-            and not runner.get("retired") and not never_runs(job) and not set_at_run_time):
+            and not runner.get("retired") and not never_runs(job) and not set_at_run_time
+            and not job.get("remote_workflow")):  # said above: its jobs are not read
         notes.append(f"no price: {reason}")  # a retired label's advice says why
     return "; ".join(notes)
 
@@ -223,8 +238,11 @@ def _assumption_lines(assumptions: Sequence[str], verbose: bool) -> list[str]:
 def render_table(result: dict[str, Any], verbose: bool = False) -> str:
     lines: list[str] = []
     workflows = visible_workflows(result)
+    erred = {e.get("path") for e in result.get("errors") or ()}
     for wf in workflows:
-        lines.append(f"{wf['path']}  ({wf['name']})")
+        lines.append(f"{wf['path']}  ({wf['name']})" + (
+            "  (see its error above)"
+            if wf["path"] in erred else ""))
         rows = [("job", "runner", "p50", "p10 – p90", "cost")]
         for entry in grouped(wf["jobs"]):
             jobs = entry.jobs if isinstance(entry, Group) else [entry]
@@ -237,8 +255,7 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
                              format_band(job["runtime_s"]), _job_cost(job)))
         widths = [min(max(len(r[c]) for r in rows), 60) for c in range(5)]
         for r in rows:
-            cells = [(r[c][: widths[c] - 1] + "…") if len(r[c]) > widths[c] else r[c]
-                     for c in range(5)]
+            cells = [_cut(r[c], widths[c]) for c in range(5)]
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
         for label, note, n in _notes(wf["jobs"]):
             more = f" (and {n - 1} more)" if n > 1 else ""
@@ -248,8 +265,8 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
         total = (f"  critical path {format_duration(wf['critical_path_s'])}{cycle}"
                  f" · runner time {format_duration(wf['billable_s'])}")
         lines.append(total + _billed(wf) + _cost_total(wf))
-        if every_trigger(wf):
-            lines.append(f"  totals {EVERY_TRIGGER}")
+        if _every_trigger(result, wf):
+            lines.append(f"  totals {_every_trigger(result, wf)}")
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")
@@ -264,6 +281,16 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
     if model:
         lines.append(f"model: {model}")
     return "\n".join(_line(x) for x in lines) + "\n"
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: its start and its end, ``…`` between, as
+    the instances of one job differ at the end of their names (``test (ubuntu-22.04,
+    cgroupfs)`` against ``test (ubuntu-22.04, systemd)``)."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 3
+    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
 
 
 def history_words(result: Mapping[str, Any]) -> str:
@@ -300,13 +327,17 @@ def render_markdown(result: dict[str, Any]) -> str:
             out.append(f"- {_code(where)}: {_prose(err['message'])}")
         out.append("")
     workflows = visible_workflows(result)
+    erred = {e.get("path") for e in result.get("errors") or ()}
     for wf in workflows:
-        out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})")
+        out.append(f"### {_md(wf['name'])} ({_code(wf['path'])})" + (
+            " (see its error above)"
+            if wf["path"] in erred else ""))
         out.append("")
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
                    f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}"
                    f"{_cost_total(wf)}."
-                   + (f" The totals {EVERY_TRIGGER}." if every_trigger(wf) else ""))
+                   + (f" The totals {_every_trigger(result, wf)}."
+                      if _every_trigger(result, wf) else ""))
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")

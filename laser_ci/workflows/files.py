@@ -15,7 +15,8 @@ from laser_ci.workflows.model import ReadError
 from laser_ci.workflows.yamlload import MAX_BYTES
 
 __all__ = ["LOCAL_PREFIXES", "OUT_OF_REPO", "DiskFiles", "FileSource", "as_dot_slash",
-           "find_repo_root", "is_local", "local_target", "normalize", "origin_repository", "root_of",
+           "find_repo_root", "is_local", "local_target", "normalize", "origin_repository",
+           "own_repository_target", "root_of",
            "why_unreadable", "workflow_targets"]
 
 OUT_OF_REPO = "a symbolic link out of the repository"
@@ -113,6 +114,20 @@ def local_target(uses: str) -> str | None:
     if not is_local(uses):
         return None
     return normalize(uses[2:].split("@", 1)[0])
+
+
+def own_repository_target(uses: str, repository: object) -> str | None:
+    """The repo-relative path a ``uses: OWNER/REPO/path@ref`` names when ``OWNER/REPO`` is
+    the workflow's own ``repository`` (GitHub's names are case-insensitive): GitHub reads
+    that file at ``ref``, laser-ci the checkout's; None otherwise (another repository, or
+    the repository unknown)."""
+    if not isinstance(repository, str) or repository.count("/") != 1:
+        return None
+    head, at, ref = uses.partition("@")
+    parts = head.split("/")
+    if not at or not ref or len(parts) < 3 or "/".join(parts[:2]).lower() != repository.lower():
+        return None
+    return normalize("/".join(parts[2:])) or None
 
 
 def as_dot_slash(uses: str) -> str:

@@ -100,6 +100,7 @@ class JobInstance:
     remote_workflow: str | None = None  # `uses: owner/repo/.github/workflows/x.yml@ref`, opaque
     called_workflow: str | None = None  # local reusable workflow path this job came from
     called_via: tuple[str, ...] = ()  # every local reusable workflow on the way, outermost first
+    called_as: str | None = None  # `uses: OWNER/REPO/...@ref` of this repository, read locally
     with_: dict[str, Any] = field(default_factory=dict)  # inputs given to a reusable workflow
     name_parts: tuple[str | NameHole, ...] = ()
     group: str = ""

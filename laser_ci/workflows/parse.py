@@ -55,6 +55,7 @@ from laser_ci.workflows.files import (
     local_target,
     normalize,
     origin_repository,
+    own_repository_target,
     root_of,
     workflow_targets,
 )
@@ -554,6 +555,9 @@ class _Reader:
                       ctx: dict[str, Any], group_ctx: dict[str, Any], call: _Call,
                       parts: names.Parts) -> list[JobInstance]:
         target = local_target(uses)
+        by_name = target is None
+        if by_name:  # OWNER/REPO/...@ref: this repository's file is read from the checkout
+            target = own_repository_target(uses, call.github.get("repository"))
         if target is None:
             caller.remote_workflow = uses
             return [caller]
@@ -597,6 +601,8 @@ class _Reader:
         for job_ in jobs:
             if job_.called_workflow is None:  # the file the job is defined in (innermost)
                 job_.called_workflow = target
+            if by_name and job_.called_as is None:
+                job_.called_as = uses
             job_.called_via = (target, *job_.called_via)
             job_.matrix = {**caller.matrix, **job_.matrix}
             job_.needs = list(dict.fromkeys(caller.needs + job_.needs))
