@@ -766,8 +766,9 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float | None) ->
                    "checkout's `origin` remote, read from .git/config).")
 @click.option("--event", metavar="NAME",
               help="Estimate the run of this trigger (push, pull_request, schedule, ...) "
-                   "of each workflow that has it (default: every trigger; a value that "
-                   "differs by trigger is shown for the pull request's run).")
+                   "of each workflow that has it; the others are still shown, for the "
+                   "triggers they have (default: every trigger; a value that differs by "
+                   "trigger is shown for the pull request's run).")
 @click.option("--runner-prices", "runner_prices_file", type=click.Path(dir_okay=False),
               help="JSON or YAML file mapping runner labels not in GitHub's catalog "
                    "(self-hosted, third-party) to a price in USD per minute.")
