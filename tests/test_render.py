@@ -254,3 +254,17 @@ def test_a_group_whose_shared_name_is_all_matrix_values_is_named_by_its_id(group
     # the comment and the job summary too, at head or (a removed job) at base
     assert group_label([JobDiff("x", "unchanged", head=job)] * 3) == label
     assert group_label([JobDiff("x", "removed", base=job)] * 3) == label
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_job_on_a_retired_runner_costs_a_dash(tmp_path: Path) -> None:
+    """As a job that never runs: its cost cell was blank, as for a runner without a price,
+    beside a group sum that leaves it out."""
+    folder = _write(tmp_path, "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+                              "    steps: [{run: make}]\n  old:\n    runs-on: ubuntu-20.04\n"
+                              "    steps: [{run: make}]\n")
+    (row,) = [x for x in _estimate(folder).splitlines() if x.startswith("  old ")]
+    assert row.rstrip().endswith("  —")
+    (md,) = [x for x in _estimate(folder, "--format", "markdown").splitlines()
+             if x.startswith("| old |")]
+    assert md.rstrip().endswith("| — |")

@@ -18,6 +18,7 @@ from laser_ci.report.fold import advice_key, folded_advice
 from laser_ci.report.jobs import (
     NEVER_RUNS_COST,
     Group,
+    bills,
     events_words,
     every_trigger,
     evidence_counts,
@@ -143,10 +144,11 @@ def _cost(job_or_wf: Mapping[str, Any]) -> str:
 
 
 def _job_cost(job: Mapping[str, Any]) -> str:
-    """A job row's cost; ``—`` for a job that never runs (its note says so): it costs
+    """A job row's cost; ``—`` for a job that never runs (its note says so) or that asks
+    for a runner GitHub retired (it fails without running; its advice says so): it costs
     nothing, and the totals leave it out; ``~`` before a price guessed from the runner's
     name."""
-    if never_runs(job):
+    if not bills(job):
         return NEVER_RUNS_COST
     runner = job.get("runner")
     guessed = isinstance(runner, Mapping) and runner.get("guessed") and job.get("cost_usd")
