@@ -243,3 +243,18 @@ def test_an_event_no_workflow_has_is_one_warning(tmp_path: Path, event: str,
     assert out.stderr.splitlines() == ([
         f"warning: --event {event}: no workflow estimated here has this trigger; each is "
         "estimated for every trigger it has"] if warned else [])
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_runner_per_trigger_names_the_trigger_whose_runner_only_the_run_knows(
+        tmp_path: Path) -> None:
+    """deno's linux-aarch64 build: `ubuntu-24.04` on a pull request, on a push a runner
+    that depends on the branch; the note named the pull request's alone."""
+    folder = _repo(tmp_path, "on: [push, pull_request]\njobs:\n  b:\n    runs-on: ${{ "
+                             "github.event_name == 'pull_request' && 'ubuntu-24.04' || "
+                             "(github.ref == 'refs/heads/main' && 'big-box' || 'ubuntu-latest') }}\n"
+                             "    steps: [{run: make}]\n")
+    out = CliRunner().invoke(main, ["estimate", str(folder)])
+    assert out.exit_code == 0, out.output
+    assert ("  note: b: runner per trigger: `ubuntu-24.04` on `pull_request`, set at run time "
+            "on `push` (shown: `pull_request`; --event picks one)") in out.stdout.splitlines()

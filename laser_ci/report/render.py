@@ -68,7 +68,7 @@ def format_band(runtime: dict[str, float]) -> str:
     return f"{format_duration(runtime['p10'])} – {format_duration(runtime['p90'])}"
 
 
-def _job_note(job: Mapping[str, Any]) -> str:
+def _job_note(job: Mapping[str, Any], triggers: Sequence[str] = ()) -> str:
     notes = []
     if "run_time" in job:
         words = run_time_words(job)
@@ -107,8 +107,12 @@ def _job_note(job: Mapping[str, Any]) -> str:
     by_event = job.get("runs_on_by_event")
     if isinstance(by_event, Mapping) and by_event:
         shown = next((k for k, v in by_event.items() if v == job.get("runs_on")), None)
+        runs_on = job.get("runs_on_events")
+        unknown = [t for t in (runs_on if isinstance(runs_on, list) else triggers)
+                   if t not in by_event]  # its value depends on more than the trigger
         notes.append("runner per trigger: " + ", ".join(
-            f"{_code(runner_label({'runs_on': v}))} on {_code(k)}" for k, v in by_event.items())
+            [f"{_code(runner_label({'runs_on': v}))} on {_code(k)}" for k, v in by_event.items()]
+            + [f"set at run time on {_code(t)}" for t in unknown])
             + (f" (shown: {_code(shown)}; --event picks one)" if shown else ""))
     runner = job.get("runner") or {}
     set_at_run_time = bool((job.get("run_time") or {}).get("runs-on"))  # said above
@@ -123,11 +127,13 @@ def _job_note(job: Mapping[str, Any]) -> str:
     return "; ".join(notes)
 
 
-def _notes(jobs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int]]:
-    """(first job label, note, how many jobs) per distinct note, in order."""
+def _notes(jobs: Sequence[Mapping[str, Any]],
+           triggers: Sequence[str] = ()) -> list[tuple[str, str, int]]:
+    """(first job label, note, how many jobs) per distinct note, in order; ``triggers``:
+    their workflow's."""
     seen: dict[str, list[Any]] = {}
     for job in jobs:
-        note = _job_note(job)
+        note = _job_note(job, triggers)
         if note:
             seen.setdefault(note, [job_label(job), 0])[1] += 1
     return [(label, note, n) for note, (label, n) in seen.items()]
@@ -259,7 +265,7 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
         for r in rows:
             cells = [_cut(r[c], widths[c]) for c in range(5)]
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-        for label, note, n in _notes(wf["jobs"]):
+        for label, note, n in _notes(wf["jobs"], wf.get("triggers") or ()):
             more = f" (and {n - 1} more)" if n > 1 else ""
             lines.append(f"  note: {label}{more}: {note}")
         lines.extend(_advice_lines(wf["jobs"]))
@@ -363,7 +369,7 @@ def render_markdown(result: dict[str, Any]) -> str:
             out.append("")
             out.append("</details>")
             out.append("")
-        notes = _notes(wf["jobs"])
+        notes = _notes(wf["jobs"], wf.get("triggers") or ())
         if notes:
             # the notes are ours; the references in them are code spans (jobs.code)
             out.extend(f"- **{_md(label)}**{f' (and {n - 1} more)' if n > 1 else ''}: "
