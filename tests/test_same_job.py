@@ -10,12 +10,13 @@ import math
 from pathlib import Path
 
 import pytest
+from test_new_jobs import _runs  # about `minutes` each, all successful
 
 from laser_ci.estimate import estimate_paths
 from laser_ci.predictors.evidence_bands import load_offsets
 from laser_ci.report.cells import history_cell
 from laser_ci.report.render import render
-from laser_ci.text.history import HistoryIndex, PastRuns
+from laser_ci.text.history import HistoryIndex
 from laser_ci.workflows.model import JobInstance, Workflow
 from laser_ci.workflows.same_job import same_jobs
 
@@ -55,18 +56,12 @@ B, C, N = ".github/workflows/_build.yml", ".github/workflows/ci.yml", ".github/w
 
 
 def _repo(tmp_path: Path, nightly: bool = False) -> Path:
+    files = {"_build.yml": BUILD, "ci.yml": CI, **({"nightly.yml": NIGHTLY} if nightly else {})}
     wf = tmp_path / ".github" / "workflows"
     wf.mkdir(parents=True)
-    (wf / "_build.yml").write_text(BUILD, encoding="utf-8")
-    (wf / "ci.yml").write_text(CI, encoding="utf-8")
-    if nightly:
-        (wf / "nightly.yml").write_text(NIGHTLY, encoding="utf-8")
+    for name, text in files.items():
+        (wf / name).write_text(text, encoding="utf-8")
     return tmp_path
-
-
-def _runs(minutes: float, n: int = 12) -> PastRuns:
-    times = tuple(minutes * 60 * (1 + 0.05 * math.sin(i)) for i in range(n))
-    return PastRuns(times, conclusions=("success",) * n)
 
 
 def _jobs(result: dict) -> dict[tuple[str, str], dict]:
