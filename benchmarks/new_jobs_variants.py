@@ -618,10 +618,23 @@ def same_job(folder: str, test_days: float) -> None:
     """10. ``--same`` (module doc)."""
     from unittest import mock
 
-    from laser_ci.evaluation.new_jobs import depth_rows
+    # first, the data: each job of a workflow run on its own against the same job called
+    # from another workflow (its name ends the caller's), medians of successful runs
+    from laser_ci.evaluation.new_jobs import _read_runs, depth_rows, job_runs_before
     from laser_ci.predictors.choice import load_predictor
     from laser_ci.training.metrics import format_diff, paired_log_mae_diff
 
+    every = job_runs_before(_read_runs(Path(folder)), math.inf)
+    ok = {k: [t for t, end in v if end == "success"] for k, v in every.items()}
+    ratios = []
+    for (path, name), times in sorted(ok.items()):
+        for (other, called), theirs in sorted(ok.items()):
+            if other != path and called.endswith(" / " + name) and times and theirs:
+                ratios.append(float(np.median(times) / np.median(theirs)))
+                print(f"{path} {name!r}: median {np.median(times):.0f} s on its own, "
+                      f"{np.median(theirs):.0f} s as {called!r} of {other}")
+    if ratios:
+        print(f"{len(ratios)} pairs: on its own / called {min(ratios):.3f} to {max(ratios):.3f}")
     predictor = load_predictor(None)
     before = mock.patch("laser_ci.estimate._same_job_history",
                         lambda pairs, history: (history, [None] * len(pairs)))

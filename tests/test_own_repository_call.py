@@ -47,6 +47,11 @@ jobs:
     ("octo/app@main", "octo/app", None),
     ("octo/app/@main", "octo/app", None),
     ("./.github/workflows/windows.yml", "octo/app", None),  # local: local_target's
+    # only GitHub's form, OWNER/REPO/.github/workflows/FILE@REF
+    ("octo/app/.github/workflows/../workflows/windows.yml@main", "octo/app", None),
+    ("octo/app/.github/workflows/sub/windows.yml@main", "octo/app", None),
+    ("octo/app/ci/windows.yml@main", "octo/app", None),
+    ("octo/app/.github/workflows/..@main", "octo/app", None),
 ])
 def test_own_repository_target_edge_values(uses, repository, target) -> None:
     assert own_repository_target(uses, repository) == target
@@ -92,3 +97,16 @@ def test_another_repository_stays_remote(tmp_path: Path) -> None:
     table = CliRunner().invoke(main, ["estimate", str(root), "--repo", "octo/fork"]).stdout
     assert "remote reusable workflow: its jobs are not read" in table
     assert "no price" not in table  # said once: its jobs are not read
+
+
+@pytest.mark.usefixtures("fake_predictor")
+def test_a_call_by_name_of_a_file_the_checkout_lacks_stays_remote(tmp_path: Path) -> None:
+    """GitHub reads the file at the named ref, which may hold it though the checkout no
+    longer does (renamed since): a remote call, not a 'cannot read' error."""
+    root = _repo(tmp_path)
+    (root / ".github" / "workflows" / "windows.yml").unlink()
+    out = CliRunner().invoke(main, ["estimate", str(root), "--repo", "octo/app",
+                                    "--format", "json"])
+    assert out.exit_code == 0, out.output
+    (job,) = [j for wf in json.loads(out.stdout)["workflows"] for j in wf["jobs"]]
+    assert job["remote_workflow"] == "Octo/App/.github/workflows/windows.yml@main"

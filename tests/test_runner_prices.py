@@ -190,9 +190,14 @@ def test_event_says_which_run_a_skipped_job_is_skipped_in(tmp_path: Path) -> Non
 
 @pytest.mark.usefixtures("fake_predictor")
 @pytest.mark.parametrize(("workflow", "event", "said"), [
-    ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+    ("on: [push, pull_request]\njobs:\n"
+     "  p: {if: github.event_name == 'pull_request', runs-on: ubuntu-latest, steps: [{run: x}]}\n"
      "  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, steps: [{run: make}]}\n",
      None, True),
+    # a push runs both: the totals are that run's (review of this change)
+    ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+     "  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, steps: [{run: make}]}\n",
+     None, False),
     ("on: [push, pull_request]\njobs:\n  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
      "  d: {if: github.event_name == 'push', runs-on: ubuntu-latest, steps: [{run: make}]}\n",
      "pull_request", False),
@@ -223,7 +228,8 @@ def test_totals_of_a_workflow_without_the_event_asked_say_it_lacks_it(tmp_path: 
     """--event pull_request, and a scheduled workflow whose jobs differ by trigger: the line
     said to pass --event, which the user had."""
     folder = _repo(tmp_path, "on: [schedule, workflow_dispatch]\njobs:\n"
-                             "  a: {runs-on: ubuntu-latest, steps: [{run: make}]}\n"
+                             "  a: {if: github.event_name == 'workflow_dispatch', "
+                             "runs-on: ubuntu-latest, steps: [{run: make}]}\n"
                              "  d: {if: github.event_name == 'schedule', runs-on: ubuntu-latest, "
                              "steps: [{run: make}]}\n")
     out = CliRunner().invoke(main, ["estimate", str(folder), "--event", "pull_request"])

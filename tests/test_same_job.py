@@ -15,6 +15,7 @@ from test_new_jobs import _runs  # about `minutes` each, all successful
 from laser_ci.estimate import estimate_paths
 from laser_ci.predictors.evidence_bands import load_offsets
 from laser_ci.report.cells import history_cell
+from laser_ci.report.comment import render_summary
 from laser_ci.report.render import render
 from laser_ci.text.history import HistoryIndex
 from laser_ci.workflows.model import JobInstance, Workflow
@@ -110,6 +111,13 @@ def test_a_new_caller_has_the_runs_of_the_job_it_calls(tmp_path) -> None:
     table = render(result, "table")
     assert ("  note: nightly / build (3.12): its runs are those of `build (3.12)`, the same job "
             "run on its own") in table.splitlines()
+    # the summary counts them apart: runs of another name, not the jobs' own
+    assert ("history: 6 of 7 jobs from their own earlier runs (3 under another name: the same "
+            "job run on its own or called), 1 new from alike jobs' runs, 0 cold"
+            ) in table.splitlines()
+    assert ("History: **6 of 7 jobs warm** (predicted with their earlier runs; 3 of them ran "
+            "under another name, the same job run on its own or called), 1 new, calibrated by "
+            "the repository's other runs, 0 cold") in render_summary(result)
 
 
 def test_no_runs_anywhere_leaves_the_job_to_the_evidence_rules(tmp_path) -> None:
@@ -122,8 +130,9 @@ def test_no_runs_anywhere_leaves_the_job_to_the_evidence_rules(tmp_path) -> None
     assert all(j["history_as"] is None for j in without.values())
 
 
-def _job(id_: str, name: str, called: str | None = None) -> JobInstance:
-    return JobInstance(id=id_, name=name, called_workflow=called)
+def _job(id_: str, name: str, called: str | None = None,
+         how: tuple[str, ...] = ()) -> JobInstance:
+    return JobInstance(id=id_, name=name, called_workflow=called, call_values=how)
 
 
 R = ".github/workflows/r.yml"
@@ -135,9 +144,16 @@ R = ".github/workflows/r.yml"
     # two callers and the file itself: one job
     ([("r", _job("b", "b")), ("c", _job("x/b", "x / b", R)), ("n", _job("y/b", "y / b", R))],
      [(1, 2), (0, 2), (0, 1)]),
-    # a caller with a matrix of its own: every instance is the called job
-    ([("r", _job("b", "b")), ("c", _job("x/b", "x (1) / b", R)),
-      ("c", _job("x/b", "x (2) / b", R))], [(1, 2), (0, 2), (0, 1)]),
+    # a caller with a matrix of its own runs each instance its way: none is the file's job
+    ([("r", _job("b", "b")), ("c", _job("x/b", "x (1) / b", R, ("os=1",))),
+      ("c", _job("x/b", "x (2) / b", R, ("os=2",)))], [(), (), ()]),
+    # ... but two callers' instances of the same values are one job
+    ([("r", _job("b", "b")), ("c", _job("x/b", "x (1) / b", R, ("os=1",))),
+      ("n", _job("y/b", "y (1) / b", R, ("os=1",)))], [(), (2,), (1,)]),
+    # inputs given (`with:`): not the file's job run on its own; the same inputs, one job
+    ([("r", _job("b", "b")), ("c", _job("x/b", "x / b", R, ("with os=win",))),
+      ("n", _job("y/b", "y / b", R, ("with os=win",))),
+      ("n", _job("z/b", "z / b", R, ("with os=linux",)))], [(), (2,), (1,), ()]),
     # the matrix instance named the same: each its own
     ([("r", _job("b", "b (1)")), ("r", _job("b", "b (2)")), ("c", _job("x/b", "x / b (2)", R))],
      [(), (2,), (1,)]),
@@ -156,3 +172,36 @@ def test_same_jobs_edge_values(jobs, expected) -> None:
     path = {"r": R, "c": ".github/workflows/c.yml", "n": ".github/workflows/n.yml"}
     pairs = [(job, Workflow(path=path[w], name=w)) for w, job in jobs]
     assert same_jobs(pairs) == expected
+
+
+CALLS_WITH = """name: CI
+on: [push, pull_request]
+jobs:
+  linux:
+    uses: ./.github/workflows/_build.yml
+    with: {py: "3.11", target: quick}
+  windows:
+    uses: ./.github/workflows/_build.yml
+    with: {py: "3.11", target: full}
+  each:
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+    uses: ./.github/workflows/_build.yml
+"""
+
+
+def test_callers_that_run_the_job_otherwise_do_not_lend_it_their_runs(tmp_path) -> None:
+    """Review of this change: `windows / build` (other inputs) took `linux / build`'s runs
+    as its own, and an instance of a caller's matrix another instance's."""
+    root = _repo(tmp_path)
+    (root / ".github" / "workflows" / "ci.yml").write_text(CALLS_WITH, encoding="utf-8")
+    history = HistoryIndex(jobs={(C, "linux / build (3.11)"): _runs(3.0, n=20),
+                                 (C, "each (ubuntu-latest) / build (3.11)"): _runs(3.0, n=20)},
+                           workflows={})
+    jobs = _jobs(estimate_paths([str(root)], repo_root=str(root), history=history))
+    assert jobs[(C, "windows / build (3.11)")]["history_source"] != "own"
+    other = jobs[(C, "each (windows-latest) / build (3.11)")]
+    assert other["history_source"] == "siblings" and other["history_as"] is None
+    # nor the file run on its own, which runs with no inputs given
+    assert jobs[(B, "build (3.11)")]["history_as"] is None

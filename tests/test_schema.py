@@ -161,7 +161,8 @@ def test_an_estimated_file_with_an_error_points_to_it(tmp_path: Path,
     table = CliRunner().invoke(main, ["estimate", str(tmp_path)])
     assert table.exit_code == 1
     lines = table.stdout.splitlines()
-    assert ".github/workflows/bad.yml  (.github/workflows/bad.yml)  (see its error above)" in lines
+    assert ".github/workflows/bad.yml  (.github/workflows/bad.yml)  (see its error line)" in lines
+    assert table.stderr.startswith("error: .github/workflows/bad.yml:5: ")
     assert ".github/workflows/good.yml  (.github/workflows/good.yml)" in lines
     md = CliRunner().invoke(main, ["estimate", str(tmp_path), "--format", "markdown"]).stdout
     assert "### .github/workflows/bad.yml (`.github/workflows/bad.yml`) (see its error above)" in md

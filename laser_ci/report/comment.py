@@ -347,9 +347,11 @@ def _history_line(result: Mapping[str, Any]) -> str:
                      if e.siblings else "")
     from_others = (f", {e.lent} new, calibrated by the repository's other runs{on}"
                    if e.lent else "")
+    renamed = (f"; {e.renamed} of them ran under another name, the same job run on its own "
+               "or called" if e.renamed else "")
     return (
         f"History: **{e.own} of {_plural(e.jobs, 'job')} warm** (predicted with their earlier "
-        f"runs{on}){from_siblings}{from_others}, {e.cold} cold"
+        f"runs{on}{renamed}){from_siblings}{from_others}, {e.cold} cold"
     )
 
 

@@ -122,6 +122,7 @@ class Evidence:
     siblings: int = 0
     lent: int = 0
     cold: int = 0
+    renamed: int = 0  # of ``own``: runs of the same job under another name (runs_as)
 
     @property
     def jobs(self) -> int:
@@ -131,7 +132,7 @@ class Evidence:
 def evidence_counts(jobs: Sequence[Mapping[str, Any]]) -> Evidence:
     """:class:`Evidence` of ``jobs``. A job is ``own`` only with runs of its own counted
     (:func:`history_runs`)."""
-    own = siblings = lent = 0
+    own = siblings = lent = renamed = 0
     for job in jobs:
         source = job.get("history_source")
         if source == "siblings":
@@ -140,7 +141,8 @@ def evidence_counts(jobs: Sequence[Mapping[str, Any]]) -> Evidence:
             lent += 1
         elif history_runs(job) is not None:
             own += 1
-    return Evidence(own, siblings, lent, len(jobs) - own - siblings - lent)
+            renamed += runs_as(job) is not None
+    return Evidence(own, siblings, lent, len(jobs) - own - siblings - lent, renamed)
 
 
 def history_runs(job: Mapping[str, Any]) -> int | None:
@@ -182,12 +184,16 @@ def bills(job: Mapping[str, Any]) -> bool:
 
 
 def every_trigger(wf: Mapping[str, Any]) -> bool:
-    """Whether the workflow's totals add jobs that no one run has together: a job runs on
-    only some of its triggers (its ``if:``). Read as the run of one trigger (``--event``,
-    the Action's event), a job lists no events: it runs in that run or never."""
-    triggers = set(wf.get("triggers") or ())
-    return any(isinstance(e := j.get("runs_on_events"), list) and e and triggers - set(e)
-               for j in wf.get("jobs") or ())
+    """Whether the workflow's totals add jobs that no one run has together: no trigger
+    runs every job that runs at all (their ``if:``; a push-only job beside a pull-request
+    one). Read as the run of one trigger (``--event``, the Action's event), a job lists no
+    events: it runs in that run or never."""
+    common = set(wf.get("triggers") or ())
+    for job in wf.get("jobs") or ():
+        events = job.get("runs_on_events")
+        if isinstance(events, list) and events:
+            common &= set(events)
+    return bool(wf.get("triggers")) and not common
 
 
 def events_words(job: Mapping[str, Any]) -> str:

@@ -249,7 +249,7 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
     erred = {e.get("path") for e in result.get("errors") or ()}
     for wf in workflows:
         lines.append(f"{wf['path']}  ({wf['name']})" + (
-            "  (see its error above)"
+            "  (see its error line)"  # on stderr, which may not be where this goes
             if wf["path"] in erred else ""))
         rows = [("job", "runner", "p50", "p10 – p90", "cost")]
         for entry in grouped(wf["jobs"]):
@@ -310,7 +310,9 @@ def history_words(result: Mapping[str, Any]) -> str:
         return ""
     if e.cold == e.jobs:
         return "none: cold guesses from the workflow files alone (laser-ci collect, then --history DIR)"
-    parts = [f"{e.own} of {e.jobs} jobs from their own earlier runs"]
+    renamed = f" ({e.renamed} under another name: the same job run on its own or called)"
+    parts = [f"{e.own} of {e.jobs} jobs from their own earlier runs"
+             + (renamed if e.renamed else "")]
     if e.siblings:
         parts.append(f"{e.siblings} new from their matrix siblings' runs")
     if e.lent:

@@ -124,10 +124,11 @@ def own_repository_target(uses: str, repository: object) -> str | None:
     if not isinstance(repository, str) or repository.count("/") != 1:
         return None
     head, at, ref = uses.partition("@")
-    parts = head.split("/")
-    if not at or not ref or len(parts) < 3 or "/".join(parts[:2]).lower() != repository.lower():
+    parts = head.split("/")  # GitHub's form: OWNER/REPO/.github/workflows/FILE@REF
+    if (not at or not ref or len(parts) != 5 or parts[2:4] != [".github", "workflows"]
+            or parts[4] in ("", ".", "..") or "/".join(parts[:2]).lower() != repository.lower()):
         return None
-    return normalize("/".join(parts[2:])) or None
+    return "/".join(parts[2:])
 
 
 def as_dot_slash(uses: str) -> str:

@@ -101,6 +101,8 @@ class JobInstance:
     called_workflow: str | None = None  # local reusable workflow path this job came from
     called_via: tuple[str, ...] = ()  # every local reusable workflow on the way, outermost first
     called_as: str | None = None  # `uses: OWNER/REPO/...@ref` of this repository, read locally
+    call_values: tuple[str, ...] = ()  # each call's matrix values and `with:` on the way
+    # that has them, as written (laser_ci.workflows.same_job)
     with_: dict[str, Any] = field(default_factory=dict)  # inputs given to a reusable workflow
     name_parts: tuple[str | NameHole, ...] = ()
     group: str = ""

@@ -556,8 +556,10 @@ class _Reader:
                       parts: names.Parts) -> list[JobInstance]:
         target = local_target(uses)
         by_name = target is None
-        if by_name:  # OWNER/REPO/...@ref: this repository's file is read from the checkout
+        if by_name:  # OWNER/REPO/...@ref: this repository's file, read from the checkout
             target = own_repository_target(uses, call.github.get("repository"))
+            if target is not None and self.load(target) is None:
+                target = None  # not in the checkout (renamed since `ref`?): as GitHub reads it
         if target is None:
             caller.remote_workflow = uses
             return [caller]
@@ -603,6 +605,10 @@ class _Reader:
                 job_.called_workflow = target
             if by_name and job_.called_as is None:
                 job_.called_as = uses
+            if with_ or caller.matrix:  # how this call runs it (laser_ci.workflows.same_job)
+                job_.call_values = (repr([sorted(d.items(), key=lambda kv: str(kv[0]))
+                                          for d in (caller.matrix, with_)]),
+                                    *job_.call_values)
             job_.called_via = (target, *job_.called_via)
             job_.matrix = {**caller.matrix, **job_.matrix}
             job_.needs = list(dict.fromkeys(caller.needs + job_.needs))

@@ -4,14 +4,18 @@ has other triggers, such as ``workflow_dispatch``) and called from other workflo
 GitHub names each run after the way it ran: ``build`` in the reusable file's own runs,
 ``call / build`` in a caller's (the calling job's name, then the called job's). The runs
 are of the same steps, so a job with no runs under its own name has them under the
-others' (on iree, the standalone runs of seven reusable CI workflows take within 2% to
-13% of the median of the same jobs called from ``ci.yml``, docs/accuracy.md).
+others' (on iree, the median of the successful standalone runs of seven reusable CI
+workflows is 0.88 to 1.05 times that of the same jobs called from ``ci.yml``, of a Torch
+test workflow's seven jobs 0.85 to 1.43 times; ``benchmarks/new_jobs_variants.py --same``,
+docs/accuracy.md).
 
 Jobs are matched through the file that defines them: a caller's job
 (``called_workflow``) is the job of that file with the same id whose display name ends
-its own, after ``" / "``; two callers' jobs are one job when both are one job with the
-same job of that file. The file has to be among the estimated workflows (a reusable
-workflow in ``.github/workflows`` always is).
+its own, after ``" / "``, and it runs as that job does only with the same matrix values
+(a caller with a matrix of its own runs each instance differently) and the same inputs
+(no ``with:`` on the way, as the file run on its own; or the same ``with:`` as another
+caller's). The file has to be among the estimated workflows (a reusable workflow in
+``.github/workflows`` always is).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ def same_jobs(pairs: Sequence[tuple[JobInstance, Workflow]]) -> list[tuple[int, 
     for k, (job, wf) in enumerate(pairs):
         if job.called_workflow is None:
             defined.setdefault((wf.path, job.id), []).append(k)
-    groups: dict[int, list[int]] = {}  # a file's own job -> itself and its callers' jobs
+    groups: dict[tuple[int, tuple[str, ...]], list[int]] = {}  # (its file's job, how) -> jobs
     for k, (job, _wf) in enumerate(pairs):
         if job.called_workflow is None:
             continue
@@ -37,9 +41,16 @@ def same_jobs(pairs: Sequence[tuple[JobInstance, Workflow]]) -> list[tuple[int, 
                if job.name.endswith(" / " + pairs[s][0].name)]
         if own:  # the longest name that ends it: the most of the name matched
             s = max(own, key=lambda s: len(pairs[s][0].name))
-            groups.setdefault(s, [s]).append(k)
+            key = (s, _how(job))
+            groups.setdefault(key, [s] if key[1] == _how(pairs[s][0]) else []).append(k)
     out: list[tuple[int, ...]] = [()] * len(pairs)
     for members in groups.values():
         for k in members:
             out[k] = tuple(m for m in members if m != k)
     return out
+
+
+def _how(job: JobInstance) -> tuple[str, ...]:
+    """How a job runs, as far as its calls set it: each call's matrix values and
+    ``with:`` on the way (``()``: run as its file runs it on its own)."""
+    return job.call_values
