@@ -23,6 +23,14 @@ jobs:
   call:
     uses: ./.github/workflows/build.yml
 """
+LINT = """name: Lint
+on: [push, pull_request]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: make lint
+"""
 NIGHTLY = """name: Nightly
 on:
   schedule:
@@ -65,3 +73,18 @@ def test_a_new_caller_is_warm_from_the_runs_of_the_job_it_calls(tmp_path, github
     assert new[1] == "10m 30s"  # the same runs' median
     assert ("History: **3 of 3 jobs warm** (predicted with their earlier runs on `main`; 2 of "
             "them ran under another name, the same job run on its own or called), 0 cold") in body
+    # build.yml has no runs of its own on main, but its job is not a cold start
+    assert "no completed runs" not in body
+
+
+def test_the_no_runs_note_keeps_the_workflows_that_are_cold(tmp_path, github,
+                                                          monkeypatch) -> None:
+    github.add_commit(REPO, {WF + "build.yml": BUILD, WF + "ci.yml": CI, WF + "nightly.yml": NIGHTLY,
+                             WF + "lint.yml": LINT}, sha=HEAD_SHA)
+    github.add_commit(REPO, {WF + "build.yml": BUILD, WF + "ci.yml": CI, WF + "lint.yml": LINT},
+                      sha=BASE_SHA, branch="main")
+    result = _invoke(_env(tmp_path, github), monkeypatch)
+    assert result.exit_code == 0, result.output
+    body = github.comments(REPO, NUMBER)[0]["body"]
+    assert "> no completed runs on `main` for `lint.yml`: cold-start predictions for their jobs" in body
+    assert "`build.yml`" not in body.split("no completed runs", 1)[1].split("\n", 1)[0]

@@ -335,7 +335,7 @@ def _run_workspace(settings: Settings, predictor: Any, model: dict[str, Any] | N
         [str(target)], repo_root=str(root), predictor=predictor,
         sizing=_sizing(settings), history=history,
     ))
-    result["history"] = info
+    result["history"] = _borrowed(info, result, history, {})
     if model is not None:
         result["model"] = model
     ctx = Context(
@@ -415,7 +415,7 @@ def _run_pull_request(settings: Settings, predictor: Any,
         head_src.files, head_wfs, predictor=predictor, profile=head_src.profile(),
         history=_renamed_history(history, renamed), **vis
     )
-    head["history"] = history_info
+    head["history"] = _borrowed(history_info, head, history, renamed)
     if model is not None:
         head["model"] = model
     base = (
@@ -524,6 +524,27 @@ def _history(settings: Settings, repo: Any, branch: str | None, paths: list[str]
     if notes:
         click.echo("laser-ci: " + "; ".join(notes))
     return history, info
+
+
+def _borrowed(info: dict[str, Any], result: Mapping[str, Any], history: Any,
+              renamed: Mapping[str, str]) -> dict[str, Any]:
+    """``info`` without the workflows of its "no completed runs" note whose every job has
+    the runs of the same job under another name (:mod:`laser_ci.workflows.same_job`): they
+    are not cold starts. ``renamed``: base path -> head path."""
+    from laser_ci.github.history import no_runs_note
+
+    missing = tuple(getattr(history, "without_runs", ()) or ())
+    branch = info.get("branch")
+    if not missing or not isinstance(branch, str):
+        return info
+    warm = {wf["path"] for wf in result.get("workflows") or () if wf.get("jobs")
+            and all(j.get("history_as") and j.get("history_source") == "own" for j in wf["jobs"])}
+    left = [p for p in missing if renamed.get(p, p) not in warm]
+    if len(left) == len(missing):
+        return info
+    note = no_runs_note(branch, missing)
+    notes = [n for n in info.get("notes") or () if n != note]
+    return {**info, "notes": notes + ([no_runs_note(branch, left)] if left else [])}
 
 
 def _renamed_history(history: Any, renamed: Mapping[str, str]) -> Any:

@@ -155,11 +155,17 @@ def fetch_history(
             notes.append(stop.note)
             break
     if none_found:
-        # the notes are Markdown in the comment; a path comes from the PR: verbatim spans
-        names = ", ".join(markdown.code(p.rsplit("/", 1)[-1]) for p in sorted(none_found))
-        notes.append(f"no completed runs on {markdown.code(branch)} for {names}: cold-start predictions "
-                     "for their jobs")
+        notes.append(no_runs_note(branch, none_found))
+        index.without_runs = tuple(none_found)
     return index, notes
+
+
+def no_runs_note(branch: str, paths: Sequence[str]) -> str:
+    """The note for the workflows of ``paths`` that have no completed runs on ``branch``."""
+    # the notes are Markdown in the comment; a path comes from the PR: verbatim spans
+    names = ", ".join(markdown.code(p.rsplit("/", 1)[-1]) for p in sorted(paths))
+    return (f"no completed runs on {markdown.code(branch)} for {names}: cold-start predictions "
+            "for their jobs")
 
 
 # --- the API ------------------------------------------------------------------------------

@@ -357,6 +357,8 @@ class HistoryIndex:
     usage: dict[tuple[str, str], tuple[dict[str, Any], ...]] = field(default_factory=dict)
     """Per workflow path and job name, the usage records of its measured runs, oldest first
     (:mod:`laser_ci.measure.record`; for the sizing advice, never the model's input)."""
+    without_runs: tuple[str, ...] = ()
+    """The workflow paths whose runs were looked for and none found (the Action's history)."""
 
     def for_job(self, workflow_path: str, job_name: str) -> PastRuns | None:
         return self.jobs.get((workflow_path, job_name))
