@@ -23,14 +23,7 @@ jobs:
   call:
     uses: ./.github/workflows/build.yml
 """
-LINT = """name: Lint
-on: [push, pull_request]
-jobs:
-  lint:
-    runs-on: ubuntu-latest
-    steps:
-      - run: make lint
-"""
+LINT = "on: pull_request\njobs:\n  lint: {runs-on: ubuntu-latest, steps: [{run: make lint}]}\n"
 NIGHTLY = """name: Nightly
 on:
   schedule:
