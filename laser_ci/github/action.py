@@ -532,13 +532,14 @@ def _borrowed(info: dict[str, Any], result: Mapping[str, Any], history: Any,
     the runs of the same job under another name (:mod:`laser_ci.workflows.same_job`): they
     are not cold starts. ``renamed``: base path -> head path."""
     from laser_ci.github.history import no_runs_note
+    from laser_ci.report.jobs import runs_as
 
     missing = tuple(getattr(history, "without_runs", ()) or ())
     branch = info.get("branch")
     if not missing or not isinstance(branch, str):
         return info
-    warm = {wf["path"] for wf in result.get("workflows") or () if wf.get("jobs")
-            and all(j.get("history_as") and j.get("history_source") == "own" for j in wf["jobs"])}
+    warm = {wf["path"] for wf in result.get("workflows") or ()
+            if wf.get("jobs") and all(runs_as(j) is not None for j in wf["jobs"])}
     left = [p for p in missing if renamed.get(p, p) not in warm]
     if len(left) == len(missing):
         return info

@@ -273,8 +273,8 @@ def render_table(result: dict[str, Any], verbose: bool = False) -> str:
         total = (f"  critical path {format_duration(wf['critical_path_s'])}{cycle}"
                  f" · runner time {format_duration(wf['billable_s'])}")
         lines.append(total + _billed(wf) + _cost_total(wf))
-        if _every_trigger(result, wf):
-            lines.append(f"  totals {_every_trigger(result, wf)}")
+        if totals_note := _every_trigger(result, wf):
+            lines.append(f"  totals {totals_note}")
         lines.append("")
     if not workflows:
         lines.append("no workflows estimated")
@@ -343,11 +343,10 @@ def render_markdown(result: dict[str, Any]) -> str:
             " (see its error above)"
             if wf["path"] in erred else ""))
         out.append("")
+        totals_note = _every_trigger(result, wf)
         out.append(f"Critical path **{format_duration(wf['critical_path_s'])}**, "
                    f"runner time **{format_duration(wf['billable_s'])}**{_billed(wf)}"
-                   f"{_cost_total(wf)}."
-                   + (f" The totals {_every_trigger(result, wf)}."
-                      if _every_trigger(result, wf) else ""))
+                   f"{_cost_total(wf)}." + (f" The totals {totals_note}." if totals_note else ""))
         out.append("")
         out.append("| job | runner | p50 | p10 – p90 | cost |")
         out.append("|---|---|---:|---|---:|")

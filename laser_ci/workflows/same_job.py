@@ -32,7 +32,7 @@ def same_jobs(pairs: Sequence[tuple[JobInstance, Workflow]]) -> list[tuple[int, 
     for k, (job, wf) in enumerate(pairs):
         if job.called_workflow is None:
             defined.setdefault((wf.path, job.id), []).append(k)
-    groups: dict[tuple[int, tuple[str, ...]], list[int]] = {}  # (its file's job, how) -> jobs
+    groups: dict[tuple[int, tuple[str, ...]], list[int]] = {}  # (its file's job, call values)
     for k, (job, _wf) in enumerate(pairs):
         if job.called_workflow is None:
             continue
@@ -41,16 +41,10 @@ def same_jobs(pairs: Sequence[tuple[JobInstance, Workflow]]) -> list[tuple[int, 
                if job.name.endswith(" / " + pairs[s][0].name)]
         if own:  # the longest name that ends it: the most of the name matched
             s = max(own, key=lambda s: len(pairs[s][0].name))
-            key = (s, _how(job))
-            groups.setdefault(key, [s] if key[1] == _how(pairs[s][0]) else []).append(k)
+            # run as the file runs it on its own (no call values on the way): with it
+            groups.setdefault((s, job.call_values), [] if job.call_values else [s]).append(k)
     out: list[tuple[int, ...]] = [()] * len(pairs)
     for members in groups.values():
         for k in members:
             out[k] = tuple(m for m in members if m != k)
     return out
-
-
-def _how(job: JobInstance) -> tuple[str, ...]:
-    """How a job runs, as far as its calls set it: each call's matrix values and
-    ``with:`` on the way (``()``: run as its file runs it on its own)."""
-    return job.call_values
